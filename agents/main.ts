@@ -1,0 +1,17 @@
+import { runCoordinator } from './coordinator/coordinator.js';
+import { runAgent } from './runtime/agentProcess.js';
+
+/**
+ * The single file uploaded to every host: `node shoal-agent.cjs agent` or `… coordinator`.
+ * Configuration (and the job secret) arrive on standard input.
+ */
+const role = process.argv[2];
+const main = role === 'agent' ? runAgent : role === 'coordinator' ? runCoordinator : null;
+if (!main) {
+  process.stderr.write(`usage: shoal-agent agent|coordinator   (configuration as one JSON line on stdin; started by Shoal)\n`);
+  process.exit(2);
+}
+main().catch((err: Error) => {
+  process.stderr.write(`[${role}] fatal: ${err.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,109 @@
+import { hostname } from 'node:os';
+import type { ModelGraph } from '../../engine/model/graph.js';
+import type { Placement } from '../../engine/plan/placement.js';
+import { parsePlan } from '../../engine/plan/plan.js';
+import { selectBackend } from '../backend/selectBackend.js';
+import type { Connection } from '../comm/connection.js';
+import { connectAuthenticated } from '../comm/handshake.js';
+import type { Message } from '../comm/frame.js';
+import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
+import { loadMnist } from '../data/mnist.js';
+import { createOptimizer } from '../exec/optimizer.js';
+import { StageModule } from '../exec/stageModule.js';
+import { runGpipeStep } from '../schedule/gpipe.js';
+import { runPipelineEval } from './evaluate.js';
+import { readConfigFromStdin } from './readConfig.js';
+import { neighbours, type StageContext } from './stageContext.js';
+
+interface AgentConfig {
+  secret: string;
+  coordinator: { host: string; port: number };
+  /** Address peers use to reach this agent. */
+  bindHost: string;
+  hostLabel?: string;
+}
+
+interface SetupMessage {
+  rank: number;
+  placement: Placement;
+  plan: unknown;
+  model: ModelGraph;
+  peers: PeerAddress[];
+}
+
+/**
+ * An agent: one process per device. It joins the coordinator, receives its rank and its part of the
+ * plan, links up with the peers it exchanges tensors with, then executes steps and evaluations on
+ * command, reporting results back.
+ */
+export async function runAgent(): Promise<void> {
+  const config = await readConfigFromStdin<AgentConfig>('agent');
+  const host = config.hostLabel ?? hostname();
+  let rank: number | null = null;
+  const prefix = () => `[${host} rank ${rank ?? '?'}]`;
+  let coordinator: Connection | null = null;
+  const log = (level: 'info' | 'warn' | 'error', message: string) => {
+    // Once joined, logs travel to the coordinator (which adds host and rank); before that, stderr.
+    if (coordinator && !coordinator.closed) coordinator.send({ type: 'log', level, message });
+    else process.stderr.write(`${prefix()} ${message}\n`);
+  };
+
+  const backend = await selectBackend({ log: (m) => log('info', m) });
+  const mesh = new PeerMesh(config.secret, (m) => log('warn', m));
+  const peerPort = await mesh.listen(config.bindHost);
+  coordinator = await connectAuthenticated(config.coordinator.host, config.coordinator.port, config.secret, {
+    role: 'agent',
+    host,
+    pid: process.pid,
+    peerHost: config.bindHost,
+    peerPort,
+    backend: backend.name,
+  });
+  log('info', `joined the coordinator; backend ${backend.name} (${backend.detail})`);
+
+  let ctx: StageContext | null = null;
+  const handle = async (message: Message): Promise<void> => {
+    const h = message.header;
+    if (h.type === 'setup') {
+      const setup = h as unknown as SetupMessage & { type: string };
+      rank = setup.rank;
+      const plan = parsePlan(setup.plan);
+      const me = setup.placement;
+      const stage = plan.stages[me.stage];
+      const module = StageModule.create(setup.model, stage.layers, plan.seed);
+      const links = neighbours(plan, me);
+      const wanted = new Set([links.prevRank, links.nextRank, ...links.dataParallelGroup].filter((r): r is number => r !== null && r !== me.rank));
+      await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
+      ctx = { plan, model: setup.model, me, module, optimizer: createOptimizer(plan.optimizer), mesh, data: loadMnist(), ...links };
+      log('info', `stage ${me.stage} replica ${me.replica}: layers ${stage.layers.join(', ')}`);
+      coordinator!.send({ type: 'ready', rank });
+    } else if (h.type === 'step') {
+      if (!ctx) throw new Error('A step arrived before setup.');
+      const step = Number(h.step);
+      const result = await runGpipeStep(ctx, step);
+      coordinator!.send({ type: 'stepDone', rank, step, ...result });
+    } else if (h.type === 'eval') {
+      if (!ctx) throw new Error('An evaluation arrived before setup.');
+      const result = await runPipelineEval(ctx, Number(h.evalId));
+      coordinator!.send({ type: 'evalDone', rank, evalId: h.evalId, ...result });
+    } else if (h.type === 'shutdown') {
+      mesh.close();
+      coordinator!.close();
+      process.exit(0);
+    }
+  };
+
+  // Messages are handled strictly one after another: a step must finish before the next begins.
+  let queue = Promise.resolve();
+  coordinator.onMessage = (message) => {
+    queue = queue.then(() => handle(message)).catch((err: Error) => {
+      log('error', `failed: ${err.message}`);
+      coordinator!.send({ type: 'failed', rank, message: err.message });
+      setTimeout(() => process.exit(1), 100);
+    });
+  };
+  coordinator.onClose = () => {
+    process.stderr.write(`${prefix()} lost the coordinator; exiting.\n`);
+    process.exit(1);
+  };
+}

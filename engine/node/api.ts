@@ -1,0 +1,81 @@
+import { cpus } from 'node:os';
+import { zooEntries, zooModel } from '../model/zoo.js';
+import type { JobEvent } from '../protocol/events.js';
+import { TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
+import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
+
+const VERSION = '0.1.0';
+
+export type StudioService = StudioApi & { close(): Promise<void> };
+
+/**
+ * The studio's Node-side services behind the one StudioApi both shells expose. Every request from the
+ * renderer is parsed here (zod), whatever the shell, because the renderer is not trusted.
+ */
+export function createStudioService(opts: { shell: 'electron' | 'web' }): StudioService {
+  const jobs = new Map<string, LocalJob>();
+  const listeners = new Set<(jobId: string, event: JobEvent) => void>();
+
+  const job = (jobId: unknown): LocalJob => {
+    const found = typeof jobId === 'string' ? jobs.get(jobId) : undefined;
+    if (!found) throw new Error(`No job "${String(jobId)}" in this studio session.`);
+    return found;
+  };
+
+  return {
+    async info(): Promise<StudioInfo> {
+      return { version: VERSION, shell: opts.shell, cores: cpus().length, defaultAgents: defaultLocalAgents() };
+    },
+    async listModels() {
+      return zooEntries();
+    },
+    async getModel(name: string) {
+      return zooModel(String(name));
+    },
+    async startTraining(request) {
+      const parsed = TrainRequestSchema.safeParse(request);
+      if (!parsed.success) {
+        throw new Error(`The training request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      }
+      const { plan, agents, epochs, steps } = parsed.data;
+      const running = [...jobs.values()].find((j) => j.state === 'starting' || j.state === 'running');
+      if (running) throw new Error(`Job ${running.id} is still running on this machine; stop it before starting another.`);
+      const created: LocalJob = new LocalJob({
+        model: zooModel(plan.model),
+        plan,
+        agents,
+        epochs,
+        steps,
+        onEvent: (event) => {
+          for (const listener of listeners) listener(created.id, event);
+        },
+      });
+      jobs.set(created.id, created);
+      created.start();
+      return { jobId: created.id };
+    },
+    async stopJob(jobId: string) {
+      await job(jobId).stop();
+    },
+    async listJobs(): Promise<JobSummary[]> {
+      return [...jobs.values()].map((j) => ({
+        id: j.id,
+        model: j.options.model.name,
+        state: j.state,
+        startedAt: j.startedAt,
+        agents: j.options.agents,
+        events: j.events.length,
+      }));
+    },
+    async jobEvents(jobId: string, since: number) {
+      return job(jobId).events.slice(Math.max(0, Number(since) || 0));
+    },
+    onJobEvent(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    async close() {
+      await Promise.all([...jobs.values()].map((j) => j.stop()));
+    },
+  };
+}

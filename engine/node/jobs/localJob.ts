@@ -1,0 +1,166 @@
+import { randomBytes } from 'node:crypto';
+import { cpus } from 'node:os';
+import { stepsPerEpoch } from '../../data/dataOrder.js';
+import { MNIST_TRAIN } from '../../data/mnistSplit.js';
+import type { ModelGraph } from '../../model/graph.js';
+import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import type { Plan } from '../../plan/plan.js';
+import { validatePlan } from '../../plan/validate.js';
+import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
+import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import { agentBundlePath } from '../deploy/agentBundle.js';
+import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
+
+export interface LocalJobOptions {
+  model: ModelGraph;
+  plan: Plan;
+  agents: number;
+  /** Either a number of epochs over the 8,000 training digits or an exact number of steps. */
+  epochs?: number;
+  steps?: number;
+  onEvent: (event: JobEvent) => void;
+}
+
+/** The default "This machine" cluster size: one agent per core, at least two. */
+export function defaultLocalAgents(): number {
+  return Math.max(2, cpus().length);
+}
+
+export function stepsFor(plan: Plan, epochs?: number, steps?: number): number {
+  if (steps !== undefined) return steps;
+  return Math.max(1, Math.round((epochs ?? 1) * stepsPerEpoch(MNIST_TRAIN, plan.globalBatch)));
+}
+
+/**
+ * A job on this machine: one coordinator process and N agent processes, all talking over loopback
+ * TCP, authenticated with a fresh per-job secret handed to each through standard input.
+ */
+export class LocalJob {
+  readonly id: string;
+  readonly events: JobEvent[] = [];
+  readonly startedAt = Date.now();
+  state: JobState = 'starting';
+  /** Resolves with the final event, or rejects with the reason the job failed or was stopped. */
+  done: Promise<FinalEvent> | null = null;
+  private readonly processes: StartedProcess[] = [];
+  private stopping = false;
+
+  constructor(readonly options: LocalJobOptions) {
+    const diagnostics = validatePlan(options.plan, options.model, options.agents);
+    if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
+    this.id = `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+  }
+
+  /** Start the processes; the returned promise is also kept as `done`. */
+  start(): Promise<FinalEvent> {
+    if (!this.done) {
+      this.done = this.run();
+      this.done.catch(() => {});
+    }
+    return this.done;
+  }
+
+  private emit(event: JobEvent): void {
+    if (event.type === 'status') this.state = event.state;
+    this.events.push(event);
+    this.options.onEvent(event);
+  }
+
+  private log(level: 'info' | 'warn' | 'error', host: string, rank: number | null, message: string): void {
+    this.emit({ type: 'log', level, host, rank, message, time: Date.now() });
+  }
+
+  private async run(): Promise<FinalEvent> {
+    const { model, plan, agents } = this.options;
+    const secret = randomBytes(32).toString('hex');
+    const bundle = agentBundlePath();
+    const steps = stepsFor(plan, this.options.epochs, this.options.steps);
+    const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+    this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
+
+    let port!: (p: number) => void;
+    const listening = new Promise<number>((resolve) => (port = resolve));
+    const coordinator = startAgentProcess(
+      bundle,
+      'coordinator',
+      { secret, jobId: this.id, plan, model, agents, steps, evalEverySteps: perEpoch },
+      () => {}, // the coordinator's own log lines reach us as events
+      (line) => {
+        try {
+          const parsed = JSON.parse(line) as { listening?: number };
+          if (parsed.listening) port(parsed.listening);
+        } catch {
+          this.log('info', 'coordinator', null, line);
+        }
+      },
+    );
+    this.processes.push(coordinator);
+    const coordinatorPort = await Promise.race([
+      listening,
+      coordinator.exited.then((code) => Promise.reject(new Error(`The coordinator exited (code ${code}) before it started listening.`))),
+    ]);
+
+    const finalEvent = this.attach(coordinatorPort, secret);
+    for (let i = 0; i < agents; i++) {
+      const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port: coordinatorPort }, bindHost: '127.0.0.1', hostLabel: `local-${i}` }, (line) => {
+        // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
+        this.log('info', `local-${i}`, null, line);
+      });
+      this.processes.push(agent);
+    }
+    coordinator.exited.then((code) => {
+      if (code !== 0 && !this.stopping) this.fail(`The coordinator exited with code ${code}.`);
+    });
+    return finalEvent;
+  }
+
+  private failWith: (err: Error) => void = () => {};
+
+  private fail(message: string): void {
+    if (this.state === 'failed' || this.state === 'finished') return;
+    this.emit({ type: 'status', state: 'failed', message, time: Date.now() });
+    this.failWith(new Error(message));
+    this.kill();
+  }
+
+  /** Attach to the coordinator's event stream as a studio client; resolves on the final event. */
+  private async attach(port: number, secret: string): Promise<FinalEvent> {
+    const conn = await connectAuthenticated('127.0.0.1', port, secret, { role: 'studio', since: 0 });
+    return new Promise<FinalEvent>((resolve, reject) => {
+      this.failWith = reject;
+      conn.onMessage = (m) => {
+        if (m.header.type !== 'event') return;
+        const event = m.header.event as JobEvent;
+        if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
+        this.emit(event);
+        if (event.type === 'final') resolve(event);
+        if (event.type === 'status' && event.state === 'failed') {
+          reject(new Error(event.message ?? 'The job failed.'));
+          this.kill();
+        }
+      };
+      conn.onClose = () => {
+        if (this.state !== 'finished' && !this.stopping) this.fail('Lost the connection to the coordinator.');
+      };
+    });
+  }
+
+  /** Stop the job: every process of it is killed. */
+  async stop(): Promise<void> {
+    if (this.state === 'finished' || this.state === 'failed' || this.state === 'stopped') return;
+    this.stopping = true;
+    this.emit({ type: 'status', state: 'stopped', message: 'stopped by the user', time: Date.now() });
+    this.failWith(new Error('The job was stopped.'));
+    this.kill();
+    await Promise.all(this.processes.map((p) => p.exited));
+  }
+
+  private kill(): void {
+    for (const p of this.processes) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+  }
+
+  /** Wait until every process of the job has exited (after `done`). */
+  async exited(): Promise<void> {
+    await Promise.all(this.processes.map((p) => p.exited));
+  }
+}

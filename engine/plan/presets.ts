@@ -1,0 +1,79 @@
+import type { ModelGraph } from '../model/graph.js';
+import type { OptimizerConfig, Plan } from './plan.js';
+
+export interface PresetOptions {
+  globalBatch?: number;
+  microBatches?: number;
+  optimizer?: OptimizerConfig;
+  seed?: number;
+}
+
+export const DEFAULT_GLOBAL_BATCH = 64;
+export const DEFAULT_SEED = 42;
+export const DEFAULT_OPTIMIZER: OptimizerConfig = { kind: 'adam', learningRate: 0.001, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 };
+
+/**
+ * Split the layers into `count` contiguous stages with the most expensive stage as cheap as possible
+ * (forward + backward FLOPs per sample), by dynamic programming over split points.
+ */
+export function balancedStages(model: ModelGraph, count: number): string[][] {
+  const layers = model.layers;
+  if (count < 1 || count > layers.length) {
+    throw new Error(`Cannot cut ${layers.length} layers of "${model.name}" into ${count} pipeline stages.`);
+  }
+  const cost = layers.map((l) => l.forwardFlops + l.backwardFlops + 1);
+  const prefix = [0];
+  for (const c of cost) prefix.push(prefix[prefix.length - 1] + c);
+  const span = (i: number, j: number) => prefix[j] - prefix[i];
+  const n = layers.length;
+  // best[k][j]: the least possible maximum stage cost when the first j layers form k stages.
+  const best: number[][] = Array.from({ length: count + 1 }, () => new Array(n + 1).fill(Infinity));
+  const cut: number[][] = Array.from({ length: count + 1 }, () => new Array(n + 1).fill(0));
+  best[0][0] = 0;
+  for (let k = 1; k <= count; k++) {
+    for (let j = k; j <= n; j++) {
+      for (let i = k - 1; i < j; i++) {
+        const value = Math.max(best[k - 1][i], span(i, j));
+        if (value < best[k][j]) {
+          best[k][j] = value;
+          cut[k][j] = i;
+        }
+      }
+    }
+  }
+  const stages: string[][] = [];
+  let j = n;
+  for (let k = count; k >= 1; k--) {
+    const i = cut[k][j];
+    stages.unshift(layers.slice(i, j).map((l) => l.id));
+    j = i;
+  }
+  return stages;
+}
+
+/**
+ * A named plan such as `pp2-dp2` (2 pipeline stages × 2 data-parallel replicas), optionally with
+ * `-m8` for 8 micro-batches. Stages are balanced by cost.
+ */
+export function presetPlan(model: ModelGraph, preset: string, options: PresetOptions = {}): Plan {
+  const match = /^pp(\d+)-dp(\d+)(?:-m(\d+))?$/.exec(preset.trim());
+  if (!match) {
+    throw new Error(`Unknown plan preset "${preset}". Use the form pp<stages>-dp<replicas>[-m<micro-batches>], e.g. pp2-dp2 or pp2-dp2-m8.`);
+  }
+  const pipeline = Number(match[1]);
+  const dataParallel = Number(match[2]);
+  if (pipeline < 1 || dataParallel < 1) throw new Error(`Plan preset "${preset}": degrees must be at least 1.`);
+  const microBatches = options.microBatches ?? (match[3] ? Number(match[3]) : pipeline > 1 ? 4 : 1);
+  return {
+    version: 1,
+    model: model.name,
+    stages: balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel })),
+    globalBatch: options.globalBatch ?? DEFAULT_GLOBAL_BATCH,
+    microBatches,
+    schedule: 'gpipe',
+    zero: 0,
+    recompute: false,
+    optimizer: options.optimizer ?? DEFAULT_OPTIMIZER,
+    seed: options.seed ?? DEFAULT_SEED,
+  };
+}

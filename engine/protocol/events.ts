@@ -1,0 +1,60 @@
+import { z } from 'zod';
+
+/**
+ * What a running job tells the studio and the command line. The coordinator emits these; the studio
+ * and `shoal train --json` consume the same stream, so a chart and a script see one truth.
+ */
+export const JobStateSchema = z.enum(['starting', 'running', 'finished', 'failed', 'stopped']);
+export type JobState = z.infer<typeof JobStateSchema>;
+
+export const JobEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('status'), state: JobStateSchema, message: z.string().optional(), time: z.number() }),
+  z.object({
+    type: z.literal('agent'),
+    rank: z.number().int(),
+    stage: z.number().int(),
+    replica: z.number().int(),
+    host: z.string(),
+    pid: z.number().int(),
+    backend: z.string(),
+  }),
+  z.object({
+    type: z.literal('step'),
+    step: z.number().int(),
+    epoch: z.number(),
+    loss: z.number(),
+    samplesPerSec: z.number(),
+    stepMs: z.number(),
+    elapsedMs: z.number(),
+  }),
+  z.object({
+    type: z.literal('eval'),
+    step: z.number().int(),
+    epoch: z.number(),
+    testAccuracy: z.number(),
+    testLoss: z.number(),
+  }),
+  z.object({
+    type: z.literal('log'),
+    level: z.enum(['info', 'warn', 'error']),
+    host: z.string(),
+    rank: z.number().int().nullable(),
+    message: z.string(),
+    time: z.number(),
+  }),
+  z.object({
+    type: z.literal('final'),
+    final: z.literal(true),
+    testAccuracy: z.number(),
+    testLoss: z.number(),
+    steps: z.number().int(),
+    epochs: z.number(),
+    seconds: z.number(),
+    samplesPerSec: z.number(),
+    backends: z.array(z.string()),
+  }),
+]);
+export type JobEvent = z.infer<typeof JobEventSchema>;
+export type StepEvent = Extract<JobEvent, { type: 'step' }>;
+export type EvalEvent = Extract<JobEvent, { type: 'eval' }>;
+export type FinalEvent = Extract<JobEvent, { type: 'final' }>;
