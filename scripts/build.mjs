@@ -19,6 +19,8 @@ const common = {
   sourcemap: 'linked',
   logLevel: 'warning',
   external,
+  // tfjs packages mark their registration imports side-effect free; keep them (backends, gradients).
+  ignoreAnnotations: true,
   absWorkingDir: root,
 };
 

@@ -12,15 +12,17 @@ import {
 
 /**
  * `Conv2DBackpropFilter` for the wasm backend, which ships without it (tfjs 4.22), so any conv2d
- * training on wasm failed in backward. Rather than copying tensors to the JS cpu kernel, it is composed
- * from wasm kernels, one matrix product per filter tap:
+ * training on wasm failed in backward. Rather than copying tensors to the JS cpu kernel, it is one wasm
+ * (XNNPACK) convolution, the way TensorFlow itself derives the filter gradient:
  *
- *   dW[i, j, :, :] = patch(i, j)ᵀ · dy      with patch(i, j) = xPadded[:, i : i+(outH−1)·sh+1 : sh,
- *                                                                          j : j+(outW−1)·sw+1 : sw, :]
+ *   dW[i, j, c, o] = Σ_{b, y, x} xPadded[b, y·sh + i, x·sw + j, c] · dy[b, y, x, o]
  *
- * reshaped to [N = batch·outH·outW, C] and dy to [N, O]. The kh·kw products [C, O] are concatenated
- * along axis 0, which is exactly the [kh, kw, C, O] filter layout. The FLOPs equal a forward conv; the
- * extra memory is one strided copy of x per tap, freed right after its product.
+ * is a convolution of x, seen as a batch of C one-image planes with B channels ([C, H, W, B]), with dy
+ * as the filter ([outH, outW, B, O]), the forward strides becoming dilations and the forward padding
+ * kept: the result is [C, kh, kw, O] (cropped if the padded input leaves extra rows), transposed to the
+ * [kh, kw, C, O] filter layout. At the zoo cnn's shapes (batch 64) it takes ≈3 ms per layer, against
+ * 440–1600 ms for the cpu kernel and 19–27 ms for one strided slice + matMul per filter tap (our first
+ * version): XNNPACK does the im2col internally.
  *
  * Kernels are called directly (not through tf ops) because this runs inside the engine's own kernel
  * dispatch: intermediates are plain backend TensorInfos, released with `backend.disposeData`.
@@ -53,45 +55,28 @@ export const conv2dBackpropFilterWasm: KernelFunc = ({ inputs, backend: rawBacke
     false,
     'channelsLast',
   );
-  const { batchSize, inChannels, outChannels, outHeight, outWidth, strideHeight, strideWidth } = info;
-  const { filterHeight, filterWidth, padInfo } = info;
-  const rows = batchSize * outHeight * outWidth;
+  const { inChannels, outChannels, filterHeight, filterWidth, strideHeight, strideWidth, padInfo } = info;
 
   const temps: TensorInfo[] = [];
   const keep = (t: TensorInfo): TensorInfo => (temps.push(t), t);
   try {
-    const padded =
-      padInfo.top || padInfo.bottom || padInfo.left || padInfo.right
-        ? keep(
-            run('PadV2', backend, { x }, {
-              paddings: [[0, 0], [padInfo.top, padInfo.bottom], [padInfo.left, padInfo.right], [0, 0]],
-              constantValue: 0,
-            }),
-          )
-        : x;
-    const dy2d = keep(run('Reshape', backend, { x: dy }, { shape: [rows, outChannels] }));
-    const taps: TensorInfo[] = [];
-    for (let i = 0; i < filterHeight; i++) {
-      for (let j = 0; j < filterWidth; j++) {
-        const patch = run('StridedSlice', backend, { x: padded }, {
-          begin: [0, i, j, 0],
-          end: [batchSize, i + (outHeight - 1) * strideHeight + 1, j + (outWidth - 1) * strideWidth + 1, inChannels],
-          strides: [1, strideHeight, strideWidth, 1],
-          beginMask: 0,
-          endMask: 0,
-          ellipsisMask: 0,
-          newAxisMask: 0,
-          shrinkAxisMask: 0,
-        });
-        const patch2d = run('Reshape', backend, { x: patch }, { shape: [rows, inChannels] });
-        backend.disposeData(patch.dataId);
-        taps.push(keep(run('BatchMatMul', backend, { a: patch2d, b: dy2d }, { transposeA: true, transposeB: false })));
-        backend.disposeData(patch2d.dataId);
-      }
-    }
-    if (taps.length === 1) return run('Reshape', backend, { x: taps[0] }, { shape: filterShape });
-    const stacked = keep(run('Concat', backend, taps as unknown as NamedTensorInfoMap, { axis: 0 }));
-    return run('Reshape', backend, { x: stacked }, { shape: filterShape });
+    const planes = keep(run('Transpose', backend, { x }, { perm: [3, 1, 2, 0] })); // [C, H, W, B]
+    const dyFilter = keep(run('Transpose', backend, { x: dy }, { perm: [1, 2, 0, 3] })); // [outH, outW, B, O]
+    const full = keep(
+      run('Conv2D', backend, { x: planes, filter: dyFilter }, {
+        strides: [1, 1],
+        pad: [[0, 0], [padInfo.top, padInfo.bottom], [padInfo.left, padInfo.right], [0, 0]],
+        dataFormat: 'NHWC',
+        dilations: [strideHeight, strideWidth],
+        dimRoundingMode: undefined as unknown as string,
+      }),
+    ); // [C, ≥kh, ≥kw, O]
+    const [, fullH, fullW] = full.shape;
+    const cropped =
+      fullH === filterHeight && fullW === filterWidth
+        ? full
+        : keep(run('Slice', backend, { x: full }, { begin: [0, 0, 0, 0], size: [inChannels, filterHeight, filterWidth, outChannels] }));
+    return run('Transpose', backend, { x: cropped }, { perm: [1, 2, 0, 3] }); // [kh, kw, C, O]
   } finally {
     for (const t of temps) backend.disposeData(t.dataId);
   }

@@ -1,5 +1,8 @@
 import * as tf from '@tensorflow/tfjs-core';
-import '@tensorflow/tfjs-backend-cpu';
+// A named import, not a bare one: the package's "sideEffects" list omits its Node entry file, so
+// esbuild drops a bare `import '@tensorflow/tfjs-backend-cpu'` from the agent bundle and the cpu
+// backend silently never registers there. Using an export keeps the module (and its registration).
+import { version_cpu } from '@tensorflow/tfjs-backend-cpu';
 import { setWasmPaths } from '@tensorflow/tfjs-backend-wasm';
 import { bundledWasmDir } from './wasmPaths.js';
 import { registerWasmGradientKernels } from './wasmKernels.js';
@@ -24,7 +27,13 @@ interface Candidate {
   name: BackendName;
   package: string;
   /** Makes the backend current; throws a short reason when it cannot. Returns a note for `detail`. */
-  activate(): Promise<string>;
+  activate(): Promise<Activated>;
+}
+
+interface Activated {
+  note: string;
+  /** Set when the backend came from another package than the candidate's (see activateNative). */
+  package?: string;
 }
 
 const DEFAULT_ORDER: BackendName[] = ['tensorflow-gpu', 'tensorflow', 'wasm', 'cpu'];
@@ -68,11 +77,11 @@ export async function selectBackend(opts: SelectBackendOptions = {}): Promise<Se
   const skipped: string[] = [];
   for (const candidate of order.map(candidateFor)) {
     try {
-      const note = await candidate.activate();
+      const { note, package: pkg = candidate.package } = await candidate.activate();
       smokeTest();
-      const detail = [`using ${candidate.name} (${candidate.package})${note ? `: ${note}` : ''}`, ...skipped].join('; ');
+      const detail = [`using ${candidate.name} (${pkg})${note ? `: ${note}` : ''}`, ...skipped].join('; ');
       log(`backend: ${detail}`);
-      return { name: candidate.name, package: candidate.package, detail };
+      return { name: candidate.name, package: pkg, detail };
     } catch (err) {
       const reason = `${candidate.name} skipped: ${shortReason(err, candidate.package)}`;
       log(`backend: ${reason}`);
@@ -102,25 +111,34 @@ function candidateFor(name: BackendName): Candidate {
   }
 }
 
-/** tfjs-node and tfjs-node-gpu both register a backend named 'tensorflow'. */
-async function activateNative(pkg: string, wantGpu: boolean): Promise<string> {
+/** Which package registered the 'tensorflow' backend in this process (both native packages use that name). */
+let nativeLoadedFrom: string | null = null;
+
+/**
+ * tfjs-node and tfjs-node-gpu both register a backend named 'tensorflow' and cannot both load. If the
+ * GPU package loaded but found no GPU, the CPU candidate reuses it (it runs TensorFlow on CPU just as
+ * tfjs-node would) and reports that package.
+ */
+async function activateNative(pkg: string, wantGpu: boolean): Promise<Activated> {
   if (!tf.findBackendFactory('tensorflow')) {
     // A variable specifier keeps TypeScript and the bundler from resolving the optional package at
     // build time; at run time Node resolves it from the host's node_modules.
     const spec: string = pkg;
     await import(/* @vite-ignore */ spec);
+    nativeLoadedFrom = pkg;
   }
   if (!(await tf.setBackend('tensorflow'))) throw new Error(`${pkg} loaded but its 'tensorflow' backend did not initialise`);
+  const native = tf.backend() as { isGPUPackage?: boolean; isUsingGpuDevice?: boolean };
   if (wantGpu) {
-    const native = tf.backend() as { isGPUPackage?: boolean; isUsingGpuDevice?: boolean };
-    if (!native.isGPUPackage) throw new Error('the loaded tensorflow backend is the CPU package');
+    if (!native.isGPUPackage) throw new Error(`the 'tensorflow' backend loaded from ${nativeLoadedFrom ?? 'elsewhere'} is the CPU package`);
     if (!native.isUsingGpuDevice) throw new Error(`${pkg} loaded but TensorFlow found no usable GPU (CUDA/cuDNN missing?)`);
-    return 'TensorFlow on GPU';
+    return { note: 'TensorFlow on GPU' };
   }
-  return 'native TensorFlow on CPU';
+  const from = nativeLoadedFrom ?? pkg;
+  return { note: 'native TensorFlow on CPU', package: from };
 }
 
-async function activateWasm(): Promise<string> {
+async function activateWasm(): Promise<Activated> {
   const dir = bundledWasmDir();
   // In the bundle, point the backend at the .wasm files copied beside it (trailing slash: a prefix).
   if (dir) setWasmPaths(`${dir}/`);
@@ -128,16 +146,16 @@ async function activateWasm(): Promise<string> {
   if (!warning.ok) throw new Error(`wasm backend did not initialise${warning.text ? `: ${warning.text}` : ''}`);
   const filled = registerWasmGradientKernels();
   const notes = [dir ? `binaries from ${dir}` : '', filled.length ? `filled kernels ${filled.join(', ')}` : ''];
-  return notes.filter(Boolean).join(', ');
+  return { note: notes.filter(Boolean).join(', ') };
 }
 
-async function activateCpu(): Promise<string> {
+async function activateCpu(): Promise<Activated> {
   if (!(await tf.setBackend('cpu'))) throw new Error('cpu backend did not initialise');
   // The cpu backend prints a "looks like you are running TensorFlow.js in Node.js" banner on its first
   // write. Shoal already chose it knowingly (and said why in `detail`), so the banner is only noise.
   const cpu = tf.findBackend('cpu') as { firstUse?: boolean } | null;
   if (cpu && 'firstUse' in cpu) cpu.firstUse = false;
-  return 'pure-JS kernels (slowest)';
+  return { note: `pure-JS kernels ${version_cpu} (slowest)` };
 }
 
 /** tfjs reports a failed backend init with console.warn and a `false` result; keep the text for `detail`. */

@@ -1,5 +1,6 @@
 import { getKernel, registerKernel, type KernelConfig } from '@tensorflow/tfjs-core';
 import { conv2dBackpropFilterWasmConfig } from './conv2dBackpropFilterWasm.js';
+import { installTransposedMatMulWasm } from './transposedMatMulWasm.js';
 
 /**
  * Gradient kernels the wasm backend of tfjs 4.22 lacks and Shoal's layers need. Checked against the
@@ -11,9 +12,14 @@ import { conv2dBackpropFilterWasmConfig } from './conv2dBackpropFilterWasm.js';
  */
 const fills: KernelConfig[] = [conv2dBackpropFilterWasmConfig];
 
+/** Name under which the transposed-matMul speed-up is reported (it wraps, not adds, BatchMatMul). */
+export const TRANSPOSED_MATMUL = 'BatchMatMul(transposed)';
+
 /**
- * Register the missing wasm gradient kernels. Idempotent; a kernel a future tfjs ships natively is
- * left alone (the native one wins). Returns the names it registered.
+ * Register the missing wasm gradient kernels, and the fast path for transposed matMul that every dense
+ * backward uses (see transposedMatMulWasm.ts). Idempotent; a kernel a future tfjs ships natively is left
+ * alone (the native one wins). Call after importing @tensorflow/tfjs-backend-wasm. Returns what it
+ * installed now.
  */
 export function registerWasmGradientKernels(): string[] {
   const added: string[] = [];
@@ -22,10 +28,11 @@ export function registerWasmGradientKernels(): string[] {
     registerKernel(config);
     added.push(config.kernelName);
   }
+  if (installTransposedMatMulWasm()) added.push(TRANSPOSED_MATMUL);
   return added;
 }
 
-/** Names of the kernels this module can fill, for reports and tests. */
+/** Names of what this module can install, for reports and tests. */
 export function wasmGradientKernelNames(): string[] {
-  return fills.map((k) => k.kernelName);
+  return [...fills.map((k) => k.kernelName), TRANSPOSED_MATMUL];
 }

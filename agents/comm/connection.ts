@@ -10,7 +10,9 @@ export class Connection {
   private readonly mailbox = new Map<string, Message[]>();
   private readonly waiting = new Map<string, Array<{ resolve: (m: Message) => void; reject: (e: Error) => void }>>();
   private closedError: Error | null = null;
-  onMessage: (message: Message) => void = () => {};
+  private handler: ((message: Message) => void) | null = null;
+  /** Untagged messages that arrived before anyone listened (e.g. in the same packet as the handshake). */
+  private backlog: Message[] = [];
   onClose: (error: Error) => void = () => {};
 
   constructor(readonly socket: Socket, readonly peer: string) {
@@ -34,6 +36,14 @@ export class Connection {
     };
     socket.on('error', (err) => closed(new Error(`Connection to ${this.peer} failed: ${err.message}`)));
     socket.on('close', () => closed());
+  }
+
+  /** Handler of untagged messages; messages that arrived earlier are delivered as soon as it is set. */
+  set onMessage(handler: (message: Message) => void) {
+    this.handler = handler;
+    const early = this.backlog;
+    this.backlog = [];
+    for (const m of early) handler(m);
   }
 
   get closed(): boolean {
@@ -64,7 +74,8 @@ export class Connection {
   private dispatch(message: Message): void {
     const tag = message.header.tag;
     if (typeof tag !== 'string') {
-      this.onMessage(message);
+      if (this.handler) this.handler(message);
+      else this.backlog.push(message);
       return;
     }
     const list = this.waiting.get(tag);

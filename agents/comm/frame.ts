@@ -18,7 +18,7 @@ export function encodeFrame(message: Message): Buffer[] {
   const prefix = Buffer.allocUnsafe(PREFIX);
   prefix.writeUInt32BE(header.length, 0);
   prefix.writeUInt32BE(payloadLength, 4);
-  const parts = [prefix, header];
+  const parts: Buffer[] = [prefix, header];
   if (message.payload && payloadLength > 0) {
     parts.push(Buffer.from(message.payload.buffer, message.payload.byteOffset, payloadLength));
   }

@@ -8,6 +8,7 @@ import type { Connection } from '../comm/connection.js';
 import type { Message } from '../comm/frame.js';
 import { listenAuthenticated, type Hello } from '../comm/handshake.js';
 import { EventLog } from './eventLog.js';
+import { saveParams } from './saveParams.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
 
 interface CoordinatorConfig {
@@ -20,6 +21,10 @@ interface CoordinatorConfig {
   steps: number;
   /** Evaluate on the test set every this many steps (and always at the end). */
   evalEverySteps: number;
+  /** Where to write the trained parameters at the end (params.bin + params.json); none when absent. */
+  outDir?: string;
+  /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
+  roundTimeoutSec?: number;
 }
 
 interface AgentInfo {
@@ -92,7 +97,7 @@ export async function runCoordinator(): Promise<void> {
       const h = m.header;
       if (h.type === 'log') return say(h.level as 'info', String(h.message), rank, agent.host);
       if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
-      const key = h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'ready' ? 'ready' : null;
+      const key = h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'ready' || h.type === 'params' ? h.type : null;
       const round = key ? pending.get(key) : undefined;
       if (!round) return;
       round.replies.push(m);
@@ -102,9 +107,19 @@ export async function runCoordinator(): Promise<void> {
       }
     };
   });
+  // No silent hangs: a round that does not complete in time names the ranks it still waits for.
   const expect = (key: string): Promise<Message[]> => {
-    const replies = new Promise<Message[]>((resolve) => pending.set(key, { left: active.length, replies: [], done: resolve }));
-    return Promise.race([replies, failures]);
+    let timer: NodeJS.Timeout | undefined;
+    const replies = new Promise<Message[]>((resolve, reject) => {
+      pending.set(key, { left: active.length, replies: [], done: resolve });
+      timer = setTimeout(() => {
+        const round = pending.get(key);
+        const answered = new Set(round?.replies.map((m) => Number(m.header.rank)));
+        const missing = active.map((a, rank) => ({ a, rank })).filter(({ rank }) => !answered.has(rank));
+        reject(new Error(`Timed out after ${config.roundTimeoutSec ?? 300} s waiting for ${key} from ${missing.map(({ a, rank }) => `rank ${rank} on ${a.host} (pid ${a.pid})`).join(', ')}. Check those agents' logs; a stuck agent can be killed and the job restarted.`));
+      }, (config.roundTimeoutSec ?? 300) * 1000);
+    });
+    return Promise.race([replies, failures]).finally(() => clearTimeout(timer));
   };
   const broadcast = (header: Message['header']) => {
     for (const agent of active) agent.conn.send(header);
@@ -172,6 +187,14 @@ async function runJob(
     if (isLast || (step + 1) % config.evalEverySteps === 0) await evaluate(step + 1);
   }
   const seconds = (now() - started) / 1000;
+  if (config.outDir) {
+    const replies = expect('params');
+    broadcast({ type: 'collect' });
+    const saved = saveParams(config.outDir, await replies);
+    log.emit({ type: 'log', level: 'info', host: 'coordinator', rank: null, message: `wrote ${saved.index.length} parameter tensors (${saved.bytes} bytes) to ${config.outDir}`, time: now() });
+  }
+  // The final event is the last line of `shoal train --json`: status first, then the result.
+  log.emit({ type: 'status', state: 'finished', time: now() });
   log.emit({
     type: 'final',
     final: true,
@@ -182,5 +205,4 @@ async function runJob(
     samplesPerSec: (config.steps * plan.globalBatch) / seconds,
     backends: [...new Set(active.map((a) => a.backend))],
   });
-  log.emit({ type: 'status', state: 'finished', time: now() });
 }

@@ -5,7 +5,7 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import { selectBackend } from '../backend/selectBackend.js';
 import type { Connection } from '../comm/connection.js';
 import { connectAuthenticated } from '../comm/handshake.js';
-import type { Message } from '../comm/frame.js';
+import { floatsToBytes, type Message } from '../comm/frame.js';
 import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
 import { loadMnist } from '../data/mnist.js';
 import { createOptimizer } from '../exec/optimizer.js';
@@ -86,6 +86,14 @@ export async function runAgent(): Promise<void> {
       if (!ctx) throw new Error('An evaluation arrived before setup.');
       const result = await runPipelineEval(ctx, Number(h.evalId));
       coordinator!.send({ type: 'evalDone', rank, evalId: h.evalId, ...result });
+    } else if (h.type === 'collect') {
+      if (!ctx) throw new Error('A parameter collection arrived before setup.');
+      // One copy of each stage is enough: every replica holds identical parameters.
+      const holder = ctx.me.replica === 0;
+      coordinator!.send(
+        { type: 'params', rank, stage: ctx.me.stage, names: holder ? ctx.module.paramSpecs.map((p) => p.name) : null, shapes: holder ? ctx.module.paramSpecs.map((p) => p.shape) : null },
+        holder ? floatsToBytes(ctx.module.flatParams()) : undefined,
+      );
     } else if (h.type === 'shutdown') {
       mesh.close();
       coordinator!.close();

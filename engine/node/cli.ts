@@ -7,17 +7,19 @@ import { validatePlan } from '../plan/validate.js';
 import { parseClusterName } from '../cluster/cluster.js';
 import type { JobEvent } from '../protocol/events.js';
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
 
 const USAGE = `shoal — hybrid-parallel training with TensorFlow.js
 
 Usage:
   shoal train --model <name> [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
-              [--epochs E | --steps S] [--batch B] [--micro-batches M] [--lr X] [--seed N] [--json]
+              [--epochs E | --steps S] [--batch B] [--micro-batches M] [--lr X] [--seed N] [--out DIR] [--json]
   shoal plan  --model <name> [--plan pp2-dp2] [--cluster local:N]   print a plan as JSON and check it
   shoal models                                                      list the built-in models
 
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
+--out DIR writes the trained parameters there (params.bin + params.json).
 With --json, train prints one JSON object per line and ends with {"final": true, "testAccuracy": …}.`;
 
 function fail(message: string): never {
@@ -76,6 +78,7 @@ async function train(values: Record<string, string | boolean | undefined>): Prom
     agents: cluster.agents,
     epochs,
     steps,
+    outDir: values.out === undefined ? undefined : resolve(String(values.out)),
     onEvent: (event) => {
       if (json) process.stdout.write(JSON.stringify(event) + '\n');
       else {
@@ -111,6 +114,7 @@ async function main(): Promise<void> {
       lr: { type: 'string' },
       seed: { type: 'string' },
       json: { type: 'boolean' },
+      out: { type: 'string' },
     },
     allowPositionals: false,
   });

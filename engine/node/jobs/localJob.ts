@@ -18,6 +18,8 @@ export interface LocalJobOptions {
   /** Either a number of epochs over the 8,000 training digits or an exact number of steps. */
   epochs?: number;
   steps?: number;
+  /** Folder for the trained parameters (params.bin + params.json), written when training ends. */
+  outDir?: string;
   onEvent: (event: JobEvent) => void;
 }
 
@@ -83,7 +85,7 @@ export class LocalJob {
     const coordinator = startAgentProcess(
       bundle,
       'coordinator',
-      { secret, jobId: this.id, plan, model, agents, steps, evalEverySteps: perEpoch },
+      { secret, jobId: this.id, plan, model, agents, steps, evalEverySteps: perEpoch, outDir: this.options.outDir },
       () => {}, // the coordinator's own log lines reach us as events
       (line) => {
         try {

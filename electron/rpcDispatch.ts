@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import { RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
+import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
+
+/**
+ * The one place where an untrusted request from a renderer (WebSocket or IPC) becomes a StudioApi call.
+ * Every payload is parsed with zod, parameters included; failures come back as readable messages and
+ * never as stack traces.
+ */
+const jobId = z.string().min(1).max(200);
+const paramSchemas = {
+  info: z.tuple([]),
+  listModels: z.tuple([]),
+  getModel: z.tuple([z.string().min(1).max(200)]),
+  startTraining: z.tuple([TrainRequestSchema]),
+  stopJob: z.tuple([jobId]),
+  listJobs: z.tuple([]),
+  jobEvents: z.tuple([jobId, z.number().int().min(0)]),
+} as const;
+
+function describeIssues(error: z.ZodError): string {
+  return error.issues.map((issue) => `${issue.path.join('.') || '(request)'}: ${issue.message}`).join('; ');
+}
+
+/** A message safe to show a user: the error's message only, bounded in length. */
+export function errorMessage(error: unknown): string {
+  const text = error instanceof Error ? error.message : typeof error === 'string' ? error : 'Unknown error.';
+  return text.length > 2000 ? `${text.slice(0, 2000)}…` : text;
+}
+
+async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
+  const bad = (error: z.ZodError) => new Error(`Bad parameters for ${call.method}: ${describeIssues(error)}`);
+  switch (call.method) {
+    case 'info':
+    case 'listModels':
+    case 'listJobs': {
+      const parsed = paramSchemas[call.method].safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api[call.method]();
+    }
+    case 'getModel': {
+      const parsed = paramSchemas.getModel.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.getModel(parsed.data[0]);
+    }
+    case 'startTraining': {
+      const parsed = paramSchemas.startTraining.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.startTraining(parsed.data[0]);
+    }
+    case 'stopJob': {
+      const parsed = paramSchemas.stopJob.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      await api.stopJob(parsed.data[0]);
+      return null;
+    }
+    case 'jobEvents': {
+      const parsed = paramSchemas.jobEvents.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.jobEvents(parsed.data[0], parsed.data[1]);
+    }
+  }
+}
+
+/** Parse a raw request and run it; always resolves to an RpcResult. */
+export async function dispatchCall(api: StudioApi, raw: unknown): Promise<RpcResult> {
+  const parsed = RpcCallSchema.safeParse(raw);
+  if (!parsed.success) {
+    const id = typeof raw === 'object' && raw !== null && Number.isInteger((raw as { id?: unknown }).id) ? (raw as { id: number }).id : -1;
+    return { kind: 'result', id, ok: false, error: `Malformed request: ${describeIssues(parsed.error)}` };
+  }
+  const call = parsed.data;
+  try {
+    const value = await invoke(api, call);
+    return { kind: 'result', id: call.id, ok: true, value: value ?? null };
+  } catch (error) {
+    return { kind: 'result', id: call.id, ok: false, error: errorMessage(error) };
+  }
+}

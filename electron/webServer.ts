@@ -1,0 +1,126 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { RpcServerMessage, StudioApi } from '../engine/protocol/studioApi.js';
+import { contentSecurityPolicy } from './csp.js';
+import { dispatchCall } from './rpcDispatch.js';
+import { createStaticHandler } from './staticFiles.js';
+import { WS_CLOSE, WS_PATH, type WsAuthMessage, type WsReadyMessage } from './wsHandshake.js';
+
+export interface ServeStudioOptions {
+  service: StudioApi;
+  host: '127.0.0.1';
+  /** 0 or absent: a free port chosen by the OS. */
+  port?: number;
+  /** The built renderer folder (renderer/dist). */
+  staticDir: string;
+  /** How long a new socket may take to send its token. */
+  authTimeoutMs?: number;
+}
+
+export interface RunningShell {
+  /** The page to open: http://127.0.0.1:PORT/#token=… (the token stays in the fragment, off the wire). */
+  url: string;
+  origin: string;
+  token: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** Constant-time comparison of a presented token with the shell's token. */
+export function tokenMatches(expected: string, presented: unknown): boolean {
+  if (typeof presented !== 'string' || presented.length > 1024) return false;
+  return timingSafeEqual(digest(expected), digest(presented));
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${reason.length}\r\n\r\n${reason}`);
+}
+
+/**
+ * The browser shell's server: the renderer's static files plus the StudioApi over a WebSocket at /api.
+ * A socket must come from our own origin and present the access token in its first message; until then
+ * it can do nothing, and a wrong token closes it with 4401.
+ */
+export async function serveStudio(options: ServeStudioOptions): Promise<RunningShell> {
+  const token = randomBytes(32).toString('base64url');
+  const server = createServer();
+  await new Promise<void>((resolvePromise, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host, () => {
+      server.off('error', reject);
+      resolvePromise();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const origin = `http://${options.host}:${port}`;
+  const ownHost = `${options.host}:${port}`;
+  const csp = contentSecurityPolicy([`ws://${options.host}:${port}`]);
+  const serveStatic = createStaticHandler(options.staticDir, csp);
+
+  server.on('request', (req, res) => {
+    // A foreign Host header means DNS rebinding or a confused proxy: refuse.
+    if (req.headers.host !== ownHost) {
+      res.writeHead(421, { 'Content-Type': 'text/plain' });
+      return void res.end('Misdirected request.');
+    }
+    void serveStatic(req, res);
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== WS_PATH) return refuseUpgrade(socket, 404, 'Not Found');
+    if (req.headers.origin !== origin || req.headers.host !== ownHost) {
+      return refuseUpgrade(socket, 403, 'Forbidden');
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => attach(ws));
+  });
+
+  const attach = (ws: WebSocket) => {
+    let unsubscribe: (() => void) | undefined;
+    const send = (message: RpcServerMessage | WsReadyMessage) => {
+      if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
+    };
+    const timer = setTimeout(() => ws.close(WS_CLOSE.authTimeout, 'No access token was presented in time.'), options.authTimeoutMs ?? 10_000);
+    ws.on('close', () => {
+      clearTimeout(timer);
+      unsubscribe?.();
+    });
+    ws.on('message', (data, isBinary) => {
+      let message: unknown;
+      try {
+        if (isBinary) throw new Error('binary');
+        message = JSON.parse(data.toString());
+      } catch {
+        return ws.close(WS_CLOSE.malformed, 'Messages must be JSON text.');
+      }
+      if (!unsubscribe) {
+        const auth = message as Partial<WsAuthMessage> | null;
+        if (!auth || auth.kind !== 'auth' || !tokenMatches(token, auth.token)) {
+          return ws.close(WS_CLOSE.unauthorized, 'Access token missing or wrong: open the URL the studio printed.');
+        }
+        clearTimeout(timer);
+        unsubscribe = options.service.onJobEvent((jobId, event) => send({ kind: 'event', jobId, event }));
+        return send({ kind: 'ready', shell: 'web' });
+      }
+      void dispatchCall(options.service, message).then(send);
+    });
+  };
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      for (const client of wss.clients) client.close(WS_CLOSE.goingAway, 'The studio is shutting down.');
+      wss.close();
+      server.closeAllConnections();
+      await new Promise<void>((done) => server.close(() => done()));
+    })());
+
+  return { url: `${origin}/#token=${token}`, origin, token, port, close };
+}

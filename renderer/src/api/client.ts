@@ -1,0 +1,43 @@
+import type { ModelGraph } from '../../../engine/model/graph';
+import type { ZooEntry } from '../../../engine/model/zoo';
+import type { JobEvent } from '../../../engine/protocol/events';
+import type { JobSummary, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
+import { takeAccessToken } from './token';
+import type { Transport } from './transport';
+import { connectWebSocket } from './wsTransport';
+
+export interface StudioClient extends StudioApi {
+  shell: 'electron' | 'web';
+  /** Called when the connection to the studio is lost for good. */
+  onDisconnect(listener: (reason: string) => void): void;
+}
+
+/** The StudioApi over a transport: typed calls, errors as exceptions with the server's message. */
+export function clientOver(transport: Transport): StudioClient {
+  const call = async <T>(method: StudioMethod, ...params: unknown[]): Promise<T> => {
+    const result = await transport.call(method, params);
+    if (!result.ok) throw new Error(result.error);
+    // The value comes from our own Node side, which produced it from the StudioApi types.
+    return result.value as T;
+  };
+  return {
+    shell: transport.shell,
+    info: () => call<StudioInfo>('info'),
+    listModels: () => call<ZooEntry[]>('listModels'),
+    getModel: (name: string) => call<ModelGraph>('getModel', name),
+    startTraining: (request: TrainRequest) => call<{ jobId: string }>('startTraining', request),
+    stopJob: (jobId: string) => call<void>('stopJob', jobId),
+    listJobs: () => call<JobSummary[]>('listJobs'),
+    jobEvents: (jobId: string, since: number) => call<JobEvent[]>('jobEvents', jobId, since),
+    onJobEvent: (listener: (jobId: string, event: JobEvent) => void) => transport.subscribe((message) => listener(message.jobId, message.event)),
+    onDisconnect: (listener) => transport.onClose?.(listener),
+  };
+}
+
+/** Connect through Electron's bridge when present, else through the browser shell's WebSocket. */
+export async function connectStudio(): Promise<StudioClient> {
+  if (window.shoal) return clientOver(window.shoal);
+  const token = takeAccessToken();
+  if (!token) throw new Error('No access token in the page address. Open the full URL the studio printed (it ends in #token=…).');
+  return clientOver(await connectWebSocket(token));
+}

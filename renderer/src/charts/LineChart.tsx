@@ -1,0 +1,71 @@
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import type { AlignedData, Options } from 'uplot';
+
+export interface LineChartProps {
+  title: string;
+  testId: string;
+  x: number[];
+  y: number[];
+  xLabel: string;
+  yLabel: string;
+  color: string;
+  /** Fixed y range, e.g. [0, 100] for percentages; auto when absent. */
+  yRange?: [number, number];
+  /** Draw points as well as lines (sparse series such as evaluations). */
+  points?: boolean;
+  formatValue?: (value: number) => string;
+}
+
+const AXIS = { stroke: '#9aa7b4', grid: { stroke: '#26303a', width: 1 }, ticks: { stroke: '#26303a', width: 1 } };
+const HEIGHT = 170;
+
+/** A live line chart (uPlot). The plot is created once and fed new data as it arrives. */
+export function LineChart(props: LineChartProps) {
+  const host = useRef<HTMLDivElement>(null);
+  const plot = useRef<uPlot | null>(null);
+  const { title, testId, x, y, xLabel, yLabel, color, yRange, points, formatValue } = props;
+  const latest = useRef<AlignedData>([x, y]);
+  latest.current = [x, y];
+
+  useEffect(() => {
+    const element = host.current;
+    if (!element) return;
+    const options: Options = {
+      width: Math.max(200, element.clientWidth),
+      height: HEIGHT,
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: { x: { time: false }, y: yRange ? { range: yRange } : { auto: true } },
+      axes: [
+        { ...AXIS, label: xLabel, labelSize: 18, size: 36 },
+        { ...AXIS, label: yLabel, labelSize: 18, size: 56, values: formatValue ? (_u, ticks) => ticks.map(formatValue) : undefined },
+      ],
+      series: [{ label: xLabel }, { label: yLabel, stroke: color, width: 2, points: { show: points ?? false, size: 6, fill: color } }],
+    };
+    const chart = new uPlot(options, latest.current, element);
+    plot.current = chart;
+    const resize = new ResizeObserver(() => chart.setSize({ width: Math.max(200, element.clientWidth), height: HEIGHT }));
+    resize.observe(element);
+    return () => {
+      resize.disconnect();
+      chart.destroy();
+      plot.current = null;
+    };
+  }, [xLabel, yLabel, color, yRange, points, formatValue]);
+
+  useEffect(() => {
+    plot.current?.setData([x, y] as AlignedData);
+  }, [x, y]);
+
+  const last = y.length > 0 ? y[y.length - 1] : undefined;
+  return (
+    <figure className="chart" data-testid={testId} data-points={x.length} aria-label={title}>
+      <figcaption className="chart__title">
+        <span>{title}</span>
+        <span className="chart__value">{last === undefined ? '—' : formatValue ? formatValue(last) : last.toPrecision(4)}</span>
+      </figcaption>
+      <div ref={host} className="chart__plot" />
+    </figure>
+  );
+}

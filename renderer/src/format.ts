@@ -1,0 +1,38 @@
+import type { LayerSpec } from '../../engine/model/graph';
+
+/** Small display helpers shared by the views. */
+export const formatCount = (n: number) => n.toLocaleString('en-US');
+
+export function formatShape(shape: number[]): string {
+  return shape.length === 0 ? 'scalar' : shape.join('×');
+}
+
+export function formatCompact(n: number): string {
+  if (n >= 1e9) return `${(n / 1e9).toFixed(1)} G`;
+  if (n >= 1e6) return `${(n / 1e6).toFixed(2)} M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)} k`;
+  return String(n);
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, '0')} s`;
+}
+
+/** A one-line summary of a layer's configuration, e.g. "512 units · relu". */
+export function describeSpec(spec: LayerSpec): string {
+  switch (spec.kind) {
+    case 'input':
+      return `shape ${formatShape(spec.shape)}`;
+    case 'dense':
+      return `${spec.units} units · ${spec.activation}`;
+    case 'conv2d':
+      return `${spec.filters}× ${spec.kernelSize.join('×')} · ${spec.activation}`;
+    case 'maxPool2d':
+      return `pool ${spec.poolSize.join('×')}`;
+    case 'flatten':
+      return 'flatten';
+    case 'reshape':
+      return `to ${formatShape(spec.targetShape)}`;
+  }
+}

@@ -1,0 +1,114 @@
+import type { JobEvent } from '../../../engine/protocol/events';
+import type { StudioClient } from '../api/client';
+import { connectStudio } from '../api/client';
+import { applyEvents, emptyMetrics, isActive } from './metrics';
+import { derivePlan } from './planState';
+import { useStudio } from './studioStore';
+import type { PresetName } from './studioStore';
+
+/**
+ * The studio's actions: connect, open a model, start and stop a job, and fold live job events into the
+ * store. Events are batched (a few flushes a second) so a fast job does not re-render per step.
+ */
+let client: StudioClient | undefined;
+const FLUSH_MS = 200;
+let queue: Array<{ jobId: string; event: JobEvent }> = [];
+let flushTimer: ReturnType<typeof setTimeout> | undefined;
+
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+function flush(): void {
+  flushTimer = undefined;
+  const { job, set } = useStudio.getState();
+  // While the start request is in flight the job id is unknown: keep the events until it is.
+  if (!job || !job.id) return;
+  const mine = queue.filter((q) => q.jobId === job.id).map((q) => q.event);
+  queue = [];
+  if (mine.length > 0) set({ job: { ...job, metrics: applyEvents(job.metrics, mine) } });
+}
+
+function enqueue(jobId: string, event: JobEvent): void {
+  queue.push({ jobId, event });
+  flushTimer ??= setTimeout(flush, FLUSH_MS);
+}
+
+export async function initStudio(): Promise<void> {
+  const { set } = useStudio.getState();
+  try {
+    client = await connectStudio();
+  } catch (error) {
+    return set({ connection: { state: 'failed', message: errorText(error) } });
+  }
+  client.onDisconnect((reason) => set({ connection: { state: 'failed', message: `Disconnected: ${reason}.` } }));
+  client.onJobEvent(enqueue);
+  try {
+    const [info, models] = await Promise.all([client.info(), client.listModels()]);
+    set({ connection: { state: 'connected', shell: client.shell }, info, models, agents: info.defaultAgents });
+    const preferred = models.find((m) => m.name === 'mlp') ?? models[0];
+    if (preferred) await selectModel(preferred.name);
+    await reattach();
+  } catch (error) {
+    set({ connection: { state: 'failed', message: errorText(error) } });
+  }
+}
+
+/** A job still running from before this page loaded: show it, with its history back-filled. */
+async function reattach(): Promise<void> {
+  if (!client) return;
+  const running = (await client.listJobs()).filter((j) => isActive(j.state)).sort((a, b) => b.startedAt - a.startedAt)[0];
+  if (!running) return;
+  const { set, preset } = useStudio.getState();
+  set({ job: { id: running.id, model: running.model, preset, agents: running.agents, metrics: emptyMetrics() } });
+  const history = await client.jobEvents(running.id, 0);
+  const job = useStudio.getState().job;
+  if (job?.id !== running.id) return;
+  // Live events that arrived during the fetch and are already in the history are dropped.
+  const seen = new Set(history.slice(-500).map((e) => JSON.stringify(e)));
+  queue = queue.filter((q) => q.jobId !== running.id || !seen.has(JSON.stringify(q.event)));
+  set({ job: { ...job, metrics: applyEvents(job.metrics, history) } });
+}
+
+export async function selectModel(name: string): Promise<void> {
+  if (!client) return;
+  const { set } = useStudio.getState();
+  set({ modelName: name, modelError: undefined });
+  try {
+    const model = await client.getModel(name);
+    if (useStudio.getState().modelName === name) set({ model });
+  } catch (error) {
+    set({ model: undefined, modelError: errorText(error) });
+  }
+}
+
+export function setPreset(preset: PresetName): void {
+  useStudio.getState().set({ preset });
+}
+
+export async function startTraining(): Promise<void> {
+  const state = useStudio.getState();
+  if (!client || !state.model || (state.job && isActive(state.job.metrics.state))) return;
+  const { plan, diagnostics } = derivePlan(state.model, state.preset, state.agents);
+  if (!plan || diagnostics.some((d) => d.severity === 'error')) return;
+  queue = [];
+  state.set({ actionError: undefined, job: { model: state.model.name, preset: state.preset, agents: state.agents, metrics: emptyMetrics() } });
+  try {
+    const { jobId } = await client.startTraining({ plan, agents: state.agents, epochs: state.epochs });
+    const job = useStudio.getState().job;
+    if (job) useStudio.getState().set({ job: { ...job, id: jobId } });
+    flush();
+  } catch (error) {
+    const job = useStudio.getState().job;
+    const metrics = job ? { ...job.metrics, state: 'failed' as const, statusMessage: errorText(error) } : emptyMetrics();
+    useStudio.getState().set({ actionError: `Could not start training: ${errorText(error)}`, job: job && { ...job, metrics } });
+  }
+}
+
+export async function stopTraining(): Promise<void> {
+  const job = useStudio.getState().job;
+  if (!client || !job?.id) return;
+  try {
+    await client.stopJob(job.id);
+  } catch (error) {
+    useStudio.getState().set({ actionError: `Could not stop the job: ${errorText(error)}` });
+  }
+}

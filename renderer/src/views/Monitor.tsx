@@ -1,0 +1,44 @@
+import { LineChart } from '../charts/LineChart';
+import { useStudio } from '../store/studioStore';
+import { stageColor } from '../graph/stageColors';
+
+const PERCENT_RANGE: [number, number] = [0, 100];
+const formatLoss = (v: number) => v.toFixed(3);
+const formatPercent = (v: number) => `${v.toFixed(1)}%`;
+const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0));
+
+/** Live charts of the current job: training loss per step, test accuracy per evaluation, throughput. */
+export function Monitor() {
+  const metrics = useStudio((s) => s.job?.metrics);
+  const steps = metrics?.steps ?? [];
+  return (
+    <section className="monitor panel" aria-label="Monitor">
+      <div className="monitor__header">
+        <h2 className="panel__title">Monitor</h2>
+        <div className="monitor__agents">
+          {metrics?.agents.map((a) => (
+            <span key={a.rank} className="agent-chip" style={{ borderColor: stageColor(a.stage) }} title={`${a.host}, stage ${a.stage}, replica ${a.replica}`}>
+              rank {a.rank} · s{a.stage}r{a.replica} · {a.backend}
+            </span>
+          ))}
+        </div>
+      </div>
+      <div className="monitor__charts">
+        <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} />
+        <LineChart
+          title="Test accuracy"
+          testId="accuracy-chart"
+          x={metrics?.evalSteps ?? []}
+          y={metrics?.accuracy ?? []}
+          xLabel="step"
+          yLabel="accuracy"
+          color="#80ed99"
+          yRange={PERCENT_RANGE}
+          points
+          formatValue={formatPercent}
+        />
+        <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} />
+      </div>
+    </section>
+  );
+}

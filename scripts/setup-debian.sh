@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system packages Shoal's tests use on Debian/Ubuntu: Chromium for the end-to-end tests.
+# Skips what is already there; uses sudo when not run as root.
+set -euo pipefail
+need=()
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then need+=(chromium); fi
+if [ ${#need[@]} -eq 0 ]; then
+  echo "setup-debian: system packages already present"
+  exit 0
+fi
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "setup-debian: installing ${need[*]}"
+$SUDO apt-get update -q -o DPkg::Lock::Timeout=600
+$SUDO apt-get install -y -q -o DPkg::Lock::Timeout=600 "${need[@]}"
