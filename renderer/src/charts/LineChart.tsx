@@ -66,6 +66,7 @@ export function LineChart(props: LineChartProps) {
         <span className="chart__value">{last === undefined ? '—' : formatValue ? formatValue(last) : last.toPrecision(4)}</span>
       </figcaption>
       <div ref={host} className="chart__plot" />
+      {x.length === 0 && <div className="chart__empty">No data yet</div>}
     </figure>
   );
 }

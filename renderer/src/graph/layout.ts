@@ -9,6 +9,8 @@ import elkWorkerUrl from 'elkjs/lib/elk-worker.min.js?url';
  */
 export const NODE_WIDTH = 232;
 export const NODE_HEIGHT = 76;
+/** Room above a stage's first layer for its badge. */
+const STAGE_TOP = 44;
 
 export interface LayoutInput {
   layers: Array<{ id: string; inputs: string[] }>;
@@ -50,7 +52,7 @@ export async function layoutGraph(input: LayoutInput): Promise<LayoutResult> {
     const ids = new Set(own.map((l) => l.id));
     return {
       id: stageBoxId(stage),
-      layoutOptions: { ...inner, ...wrap, 'elk.padding': '[top=44,left=24,bottom=20,right=24]' },
+      layoutOptions: { ...inner, ...wrap, 'elk.padding': `[top=${STAGE_TOP},left=24,bottom=20,right=24]` },
       children: own.map((l) => leaf(l.id)),
       edges: own.flatMap((l) => l.inputs.filter((from) => ids.has(from)).map((from) => edge(from, l.id))),
     };
@@ -80,9 +82,12 @@ export async function layoutGraph(input: LayoutInput): Promise<LayoutResult> {
       result.layers.push({ id: child.id, x: child.x ?? 0, y: child.y ?? 0 });
       continue;
     }
-    // Stage boxes share one top line (ELK would centre them on the edges between them).
-    result.stages.push({ stage, x: child.x ?? 0, y: 0, width: child.width ?? 0, height: child.height ?? 0 });
-    for (const layer of child.children ?? []) result.layers.push({ id: layer.id, x: layer.x ?? 0, y: layer.y ?? 0, stage });
+    // Stage boxes share one top line (ELK would centre them on the edges between them), and a wrapped
+    // stage loses the extra gap ELK leaves above its first row.
+    const inside = child.children ?? [];
+    const lift = Math.max(0, Math.min(...inside.map((l) => l.y ?? 0)) - STAGE_TOP);
+    result.stages.push({ stage, x: child.x ?? 0, y: 0, width: child.width ?? 0, height: (child.height ?? 0) - lift });
+    for (const layer of inside) result.layers.push({ id: layer.id, x: layer.x ?? 0, y: (layer.y ?? 0) - lift, stage });
   }
   return result;
 }
