@@ -6,7 +6,9 @@ import { dirname, join } from 'node:path';
 export type ElectronProbe =
   | { ok: true; binary: string }
   /** `reason` is a clause ("the Electron binary is not installed (…)"); `binaryMissing` tells the two causes apart. */
-  | { ok: false; binaryMissing: boolean; reason: string };
+  | { ok: false; binaryMissing: boolean; reason: string; detail: string };
+
+const missing = (detail: string): ElectronProbe => ({ ok: false, binaryMissing: true, detail, reason: `the Electron binary is not installed (${detail})` });
 
 export interface ProbeOptions {
   env?: NodeJS.ProcessEnv;
@@ -47,7 +49,7 @@ function binaryPath(dir: string, env: NodeJS.ProcessEnv): string | undefined {
 export function probeElectron(options: ProbeOptions = {}): ElectronProbe {
   const env = options.env ?? process.env;
   const dir = electronPackageDir();
-  if (!dir) return { ok: false, binaryMissing: true, reason: 'the Electron binary is not installed (the electron package is missing from node_modules)' };
+  if (!dir) return missing('the electron package is missing from node_modules');
   const noDisplay = process.platform === 'linux' && !env.DISPLAY && !env.WAYLAND_DISPLAY;
   let binary = binaryPath(dir, env);
   if (!binary && options.download !== false && !noDisplay) {
@@ -55,13 +57,13 @@ export function probeElectron(options: ProbeOptions = {}): ElectronProbe {
     binary = binaryPath(dir, env);
     if (!binary) {
       const why = lastLine(`${install.stdout ?? ''}\n${install.stderr ?? ''}`) ?? install.error?.message ?? `exit code ${install.status}`;
-      return { ok: false, binaryMissing: true, reason: `the Electron binary is not installed and its download failed (${why})` };
+      return missing(`its download failed: ${why}`);
     }
   }
   if (!binary) {
-    return { ok: false, binaryMissing: true, reason: `the Electron binary is not installed (nothing at ${join(dir, 'dist')})${noDisplay ? ', and there is no display' : ''}` };
+    return missing(`nothing at ${join(dir, 'dist')}${noDisplay ? '; there is no display either' : ''}`);
   }
-  if (!existsSync(binary)) return { ok: false, binaryMissing: true, reason: `the Electron binary is not installed (ELECTRON_OVERRIDE_DIST_PATH points at ${binary}, which does not exist)` };
-  if (noDisplay) return { ok: false, binaryMissing: false, reason: 'there is no display ($DISPLAY and $WAYLAND_DISPLAY are unset)' };
+  if (!existsSync(binary)) return missing(`ELECTRON_OVERRIDE_DIST_PATH points at ${binary}, which does not exist`);
+  if (noDisplay) return { ok: false, binaryMissing: false, detail: '$DISPLAY and $WAYLAND_DISPLAY are unset', reason: 'there is no display ($DISPLAY and $WAYLAND_DISPLAY are unset)' };
   return { ok: true, binary };
 }

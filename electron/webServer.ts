@@ -51,12 +51,15 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
   const token = randomBytes(32).toString('base64url');
   const server = createServer();
   await new Promise<void>((resolvePromise, reject) => {
-    server.once('error', reject);
+    const onError = (error: NodeJS.ErrnoException) =>
+      reject(error.code === 'EADDRINUSE' ? new Error(`Port ${options.port} on ${options.host} is already in use: pick another with --port N, or --port 0 for any free port.`) : error);
+    server.once('error', onError);
     server.listen(options.port ?? 0, options.host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolvePromise();
     });
   });
+  server.on('error', (error) => console.error(`shoal: the studio server failed: ${error.message}`));
   const port = (server.address() as AddressInfo).port;
   const origin = `http://${options.host}:${port}`;
   const ownHost = `${options.host}:${port}`;

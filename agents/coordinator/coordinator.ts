@@ -81,7 +81,15 @@ export async function runCoordinator(): Promise<void> {
   if (!address || typeof address === 'string') throw new Error('The coordinator has no TCP address.');
   process.stdout.write(JSON.stringify({ listening: address.port }) + '\n');
 
+  const timeoutSec = config.roundTimeoutSec ?? 300;
+  const rendezvous = setTimeout(() => {
+    const message = `Only ${agents.length} of ${config.agents} agents joined within ${timeoutSec} s (${agents.map((a) => a.host).join(', ') || 'none'}). Check the missing agents' logs.`;
+    log.emit({ type: 'status', state: 'failed', message, time: now() });
+    say('error', message);
+    setTimeout(() => process.exit(1), 500);
+  }, timeoutSec * 1000);
   await joined;
+  clearTimeout(rendezvous);
   const active = agents.slice(0, agentsNeeded(plan));
   const failures = new Promise<never>((_, reject) => {
     active.forEach((agent, rank) => {
@@ -116,8 +124,8 @@ export async function runCoordinator(): Promise<void> {
         const round = pending.get(key);
         const answered = new Set(round?.replies.map((m) => Number(m.header.rank)));
         const missing = active.map((a, rank) => ({ a, rank })).filter(({ rank }) => !answered.has(rank));
-        reject(new Error(`Timed out after ${config.roundTimeoutSec ?? 300} s waiting for ${key} from ${missing.map(({ a, rank }) => `rank ${rank} on ${a.host} (pid ${a.pid})`).join(', ')}. Check those agents' logs; a stuck agent can be killed and the job restarted.`));
-      }, (config.roundTimeoutSec ?? 300) * 1000);
+        reject(new Error(`Timed out after ${timeoutSec} s waiting for ${key} from ${missing.map(({ a, rank }) => `rank ${rank} on ${a.host} (pid ${a.pid})`).join(', ')}. Check those agents' logs; a stuck agent can be killed and the job restarted.`));
+      }, timeoutSec * 1000);
     });
     return Promise.race([replies, failures]).finally(() => clearTimeout(timer));
   };

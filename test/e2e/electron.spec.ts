@@ -9,7 +9,7 @@ import { probeElectron } from '../../electron/electronProbe';
 test('the Electron shell opens the studio with a secure window and lists the zoo', async () => {
   const probe = probeElectron({ download: false });
   if (!probe.ok) {
-    test.skip(true, probe.binaryMissing ? `Electron binary not installed: ${probe.reason}` : `Electron cannot run here: ${probe.reason}`);
+    test.skip(true, probe.binaryMissing ? `Electron binary not installed: ${probe.detail}` : `Electron cannot run here: ${probe.reason}`);
     return;
   }
   const app = await electron.launch({ executablePath: probe.binary, args: ['dist/electron/main.cjs'], cwd: process.cwd() });

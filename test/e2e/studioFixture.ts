@@ -30,7 +30,7 @@ async function waitForExit(child: ChildProcess, ms: number): Promise<boolean> {
  */
 export const test = base.extend<Record<never, never>, { studio: Studio }>({
   studio: [
-    // eslint-disable-next-line no-empty-pattern -- Playwright fixtures take their dependencies as a pattern.
+    // Playwright fixtures name their dependencies in the first argument's pattern; this one has none.
     async ({}, use) => {
       const child = spawn(process.execPath, ['dist/launch.cjs', '--web', '--port', '0'], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'pipe'] });
       let output = '';

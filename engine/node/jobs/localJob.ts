@@ -104,11 +104,22 @@ export class LocalJob {
 
     const finalEvent = this.attach(coordinatorPort, secret);
     for (let i = 0; i < agents; i++) {
-      const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port: coordinatorPort }, bindHost: '127.0.0.1', hostLabel: `local-${i}` }, (line) => {
+      const host = `local-${i}`;
+      const recent: string[] = [];
+      const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port: coordinatorPort }, bindHost: '127.0.0.1', hostLabel: host }, (line) => {
         // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
-        this.log('info', `local-${i}`, null, line);
+        recent.push(line);
+        if (recent.length > 5) recent.shift();
+        this.log('info', host, null, line);
       });
       this.processes.push(agent);
+      agent.child.once('exit', (code, signal) => {
+        if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
+        const placed = this.events.find((e) => e.type === 'agent' && e.pid === agent.child.pid);
+        const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
+        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+        this.fail(`${who} (pid ${agent.child.pid}) ${how} while the job was ${this.state}.${recent.length ? ` Its last output: ${recent.join(' | ')}` : ''}`);
+      });
     }
     coordinator.exited.then((code) => {
       if (code !== 0 && !this.stopping) this.fail(`The coordinator exited with code ${code}.`);

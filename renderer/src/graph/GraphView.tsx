@@ -112,7 +112,6 @@ export function GraphView() {
       cancelled = true;
     };
     // stageKey stands for stageOf's contents: re-layout only when the assignment really changes.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [model, stageKey]);
 
   const flow = useMemo(() => (model && layout?.model === model ? toFlow(model, plan, layout.result) : undefined), [model, plan, layout]);

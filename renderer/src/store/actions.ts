@@ -43,7 +43,9 @@ export async function initStudio(): Promise<void> {
   client.onJobEvent(enqueue);
   try {
     const [info, models] = await Promise.all([client.info(), client.listModels()]);
-    set({ connection: { state: 'connected', shell: client.shell }, info, models, agents: info.defaultAgents });
+    // The default plan is the largest preset this machine's agents can run.
+    const preset = info.defaultAgents >= 4 ? 'pp2-dp2' : info.defaultAgents >= 2 ? 'pp2-dp1' : 'pp1-dp1';
+    set({ connection: { state: 'connected', shell: client.shell }, info, models, agents: info.defaultAgents, preset });
     const preferred = models.find((m) => m.name === 'mlp') ?? models[0];
     if (preferred) await selectModel(preferred.name);
     await reattach();
