@@ -68,7 +68,6 @@ export const conv2dBackpropFilterWasm: KernelFunc = ({ inputs, backend: rawBacke
         pad: [[0, 0], [padInfo.top, padInfo.bottom], [padInfo.left, padInfo.right], [0, 0]],
         dataFormat: 'NHWC',
         dilations: [strideHeight, strideWidth],
-        dimRoundingMode: undefined as unknown as string,
       }),
     ); // [C, ≥kh, ≥kw, O]
     const [, fullH, fullW] = full.shape;

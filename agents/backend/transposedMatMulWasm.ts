@@ -51,13 +51,26 @@ function makeWrapper(original: KernelConfig): KernelConfig {
   return { ...original, kernelFunc };
 }
 
+/** The stock kernel while the wrapper is installed (to restore it). */
+let stock: KernelConfig | null = null;
+
 /** Replace wasm's BatchMatMul by the wrapper; idempotent. Returns true if it installed it now. */
 export function installTransposedMatMulWasm(): boolean {
-  const original = getKernel(BatchMatMul, 'wasm');
-  if (!original) throw new Error('wasm backend has no BatchMatMul kernel (is @tensorflow/tfjs-backend-wasm imported?).');
-  if ((original.kernelFunc as unknown as Record<symbol, boolean>)[WRAPPED]) return false;
-  const wrapper = makeWrapper(original);
+  const current = getKernel(BatchMatMul, 'wasm');
+  if (!current) throw new Error('wasm backend has no BatchMatMul kernel (is @tensorflow/tfjs-backend-wasm imported?).');
+  if ((current.kernelFunc as unknown as Record<symbol, boolean>)[WRAPPED]) return false;
+  const wrapper = makeWrapper(current);
   unregisterKernel(BatchMatMul, 'wasm');
   registerKernel(wrapper);
+  stock = current;
+  return true;
+}
+
+/** Put tfjs's own BatchMatMul back (the backend benchmark measures both). Returns true if it did. */
+export function uninstallTransposedMatMulWasm(): boolean {
+  if (!stock) return false;
+  unregisterKernel(BatchMatMul, 'wasm');
+  registerKernel(stock);
+  stock = null;
   return true;
 }

@@ -9,7 +9,7 @@ import { presetPlan } from '../../engine/plan/presets.js';
 /**
  * The zoo `cnn` trains on the wasm backend, which needs the Conv2DBackpropFilter kernel Shoal fills in
  * (agents/backend). Measured on the dev machine (seed 42, batch 64, Adam 1e-3, 2 cores): mean loss of
- * the first 10 steps 2.25, of steps 251–300 0.22; test accuracy 0.939 after 300 steps (≈15 s).
+ * the first 10 steps 2.25, of steps 251–300 0.22; test accuracy 0.939 after 300 steps (≈12 s).
  * Control run with the filter gradient forced to zero (conv filters frozen at init, dense layers
  * still learning): loss 0.51, accuracy 0.886, so the thresholds below (0.35, 0.92) fail a broken
  * filter gradient while leaving room for float rounding on other CPUs.

@@ -3,6 +3,7 @@ import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-backend-wasm';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { installTransposedMatMulWasm, uninstallTransposedMatMulWasm } from '../../agents/backend/transposedMatMulWasm.js';
 import { registerWasmGradientKernels, wasmGradientKernelNames } from '../../agents/backend/wasmKernels.js';
 
 type Pad = 'same' | 'valid';
@@ -66,6 +67,15 @@ describe('wasm gradient kernels', () => {
     // These exist natively on wasm and must stay the native ones.
     for (const name of ['Conv2DBackpropInput', 'MaxPoolGrad', 'AvgPoolGrad']) expect(tf.getKernel(name, 'wasm')).toBeTruthy();
     expect(registerWasmGradientKernels()).toEqual([]);
+  });
+
+  it('can put the stock BatchMatMul back and wrap it again', () => {
+    const wrapped = tf.getKernel('BatchMatMul', 'wasm');
+    expect(uninstallTransposedMatMulWasm()).toBe(true);
+    expect(tf.getKernel('BatchMatMul', 'wasm')).not.toBe(wrapped);
+    expect(uninstallTransposedMatMulWasm()).toBe(false);
+    expect(installTransposedMatMulWasm()).toBe(true);
+    expect(installTransposedMatMulWasm()).toBe(false);
   });
 
   it.each(cases)('Conv2DBackpropFilter x=$x filter=$filter strides=$strides $pad matches cpu', async (c) => {
