@@ -14,6 +14,13 @@ import { dispatchCall } from './rpcDispatch.js';
  * payload is parsed with zod (in dispatchCall). Navigation, new windows, webviews and permissions are denied.
  */
 app.enableSandbox();
+// One studio per user: a second launch focuses the first window instead of starting a second job service.
+if (!app.requestSingleInstanceLock()) app.exit(0);
+app.on('second-instance', () => {
+  const [window] = BrowserWindow.getAllWindows();
+  if (window?.isMinimized()) window.restore();
+  window?.focus();
+});
 const rendererIndex = join(findRendererDist(), 'index.html');
 const rendererUrl = pathToFileURL(rendererIndex).href;
 const service = createStudioService({ shell: 'electron' });

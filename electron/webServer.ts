@@ -8,7 +8,7 @@ import type { RpcServerMessage, StudioApi } from '../engine/protocol/studioApi.j
 import { contentSecurityPolicy } from './csp.js';
 import { dispatchCall } from './rpcDispatch.js';
 import { createStaticHandler } from './staticFiles.js';
-import { WS_CLOSE, WS_PATH, type WsAuthMessage, type WsReadyMessage } from './wsHandshake.js';
+import { WS_CLOSE, WS_PATH, type WsAuthMessage, type WsReadyMessage } from '../engine/protocol/shellSocket.js';
 
 export interface ServeStudioOptions {
   service: StudioApi;

@@ -58,5 +58,9 @@ export function applyLayer(layer: LayerNode, x: tf.Tensor, params: tf.Tensor[]):
       return tf.reshape(x, [x.shape[0], -1]);
     case 'reshape':
       return tf.reshape(x, [x.shape[0], ...spec.targetShape]);
+    default:
+      throw new Error(
+        `Layer kind "${spec.kind}" (layer "${layer.id}") cannot be executed by the agents yet; plan and price it, or train a model built from dense, conv2d, maxPool2d, flatten and reshape layers.`,
+      );
   }
 }

@@ -74,7 +74,9 @@ export async function runAgent(): Promise<void> {
       const links = neighbours(plan, me);
       const wanted = new Set([links.prevRank, links.nextRank, ...links.dataParallelGroup].filter((r): r is number => r !== null && r !== me.rank));
       await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
-      ctx = { plan, model: setup.model, me, module, optimizer: createOptimizer(plan.optimizer), mesh, data: loadMnist(), ...links };
+      const numClasses = setup.model.numClasses;
+      if (numClasses === undefined) throw new Error(`Model "${setup.model.name}" declares no class count, so it cannot be trained on the bundled digits.`);
+      ctx = { plan, model: setup.model, me, module, optimizer: createOptimizer(plan.optimizer), mesh, data: loadMnist(), numClasses, ...links };
       log('info', `stage ${me.stage} replica ${me.replica}: layers ${stage.layers.join(', ')}`);
       coordinator!.send({ type: 'ready', rank });
     } else if (h.type === 'step') {

@@ -38,7 +38,7 @@ export async function runPipelineEval(ctx: StageContext, evalId: number): Promis
       ctx.mesh.link(ctx.nextRank).send({ type: 'tensor', tag }, floatsToBytes(y.dataSync() as Float32Array));
     } else {
       tf.tidy(() => {
-        const labels = tf.tensor2d(batch!.oneHot, [n, ctx.model.numClasses]);
+        const labels = tf.tensor2d(batch!.oneHot, [n, ctx.numClasses]);
         result.correct += countCorrect(y, labels);
         result.lossSum += crossEntropySum(y, labels, 1).dataSync()[0];
       });

@@ -16,6 +16,8 @@ export interface StageContext {
   optimizer: Optimizer;
   mesh: PeerMesh;
   data: MnistData;
+  /** Classes of the task the model is trained on (the width of its logits). */
+  numClasses: number;
   /** Rank of the previous / next stage's agent serving the same replica; null at the ends. */
   prevRank: number | null;
   nextRank: number | null;

@@ -66,7 +66,7 @@ export async function runGpipeStep(ctx: StageContext, step: number): Promise<Ste
     if (ctx.prevRank === null) x = tf.tensor(batch!.images, inShape);
     else x = await receiveTensor(ctx, ctx.prevRank, `s${step}/act/${m}`, inShape);
     if (ctx.nextRank === null) {
-      labels = tf.tensor2d(batch!.oneHot, [size, ctx.model.numClasses]);
+      labels = tf.tensor2d(batch!.oneHot, [size, ctx.numClasses]);
       const result = timed(() => module.lossBackward(x, labels!, plan.globalBatch));
       loss += result.loss;
       labels.dispose();

@@ -3,36 +3,23 @@
  * cost facts the planner and the studio need; the agents build executable stages from the same graph.
  * Shapes exclude the batch dimension.
  */
+import type { LayerSpec } from './layerSpec.js';
 
-export type Activation = 'linear' | 'relu' | 'softmax';
-
-export type LayerSpec =
-  | { kind: 'input'; shape: number[] }
-  | { kind: 'dense'; units: number; activation: Activation }
-  | {
-      kind: 'conv2d';
-      filters: number;
-      kernelSize: [number, number];
-      strides: [number, number];
-      padding: 'same' | 'valid';
-      activation: Activation;
-    }
-  | { kind: 'maxPool2d'; poolSize: [number, number]; strides: [number, number] }
-  | { kind: 'flatten' }
-  | { kind: 'reshape'; targetShape: number[] };
-
-export type LayerKind = LayerSpec['kind'];
+export type { Activation, LayerKind, LayerSpec, Padding, RecurrentSpec } from './layerSpec.js';
 
 export interface LayerNode {
   /** Stable identifier, unique in the graph; plans refer to layers by it. */
   id: string;
   spec: LayerSpec;
-  /** Ids of the layers whose outputs feed this one (empty for inputs). */
+  /** Ids of the layers whose outputs feed this one, in argument order (empty for inputs). */
   inputs: string[];
   /** Optional group name (e.g. a residual block) used by the studio to collapse layers. */
   group?: string;
   outputShape: number[];
+  /** Trainable parameters: each has a gradient and optimizer state. */
   params: number;
+  /** Parameters without gradients (batch-norm moving statistics, frozen layers): memory only. */
+  nonTrainableParams: number;
   /** Multiply-adds count twice: FLOPs for one sample. */
   forwardFlops: number;
   backwardFlops: number;
@@ -43,14 +30,24 @@ export interface LayerNode {
 export interface ModelGraph {
   name: string;
   description: string;
-  /** Layers in a topological order; the first is the input. */
+  /** Layers in a topological order; inputs have kind 'input'. */
   layers: LayerNode[];
-  /** The task the graph is trained on: softmax cross-entropy over this many classes. */
-  numClasses: number;
+  /** Ids of the layers whose outputs are the model's outputs. */
+  outputs: string[];
+  /**
+   * Softmax cross-entropy over this many classes, for models the agents train on the bundled MNIST.
+   * Absent for imported and zoo models that are only planned and priced.
+   */
+  numClasses?: number;
 }
 
 export function totalParams(graph: ModelGraph): number {
   return graph.layers.reduce((sum, layer) => sum + layer.params, 0);
+}
+
+/** Trainable and non-trainable parameters together: what Keras's and tfjs's `countParams()` report. */
+export function totalWeights(graph: ModelGraph): number {
+  return graph.layers.reduce((sum, layer) => sum + layer.params + layer.nonTrainableParams, 0);
 }
 
 export function layerById(graph: ModelGraph, id: string): LayerNode {

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
 import { zooEntries, zooModel } from '../model/zoo.js';
-import { formatDiagnostics } from '../plan/diagnostics.js';
+import { formatDiagnostics, hasErrors } from '../plan/diagnostics.js';
 import { parsePlan, type Plan } from '../plan/plan.js';
 import { DEFAULT_OPTIMIZER, presetPlan } from '../plan/presets.js';
 import { validatePlan } from '../plan/validate.js';
+import { executionSupport } from '../plan/executionSupport.js';
 import { parseClusterName } from '../cluster/cluster.js';
 import type { JobEvent } from '../protocol/events.js';
 import { readFileSync } from 'node:fs';
@@ -127,8 +128,9 @@ async function main(): Promise<void> {
     const plan = buildPlan(values);
     const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
     process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-    const diagnostics = validatePlan(plan, zooModel(plan.model), cluster.agents);
-    if (diagnostics.length) fail(formatDiagnostics(diagnostics));
+    const diagnostics = [...validatePlan(plan, zooModel(plan.model), cluster.spec), ...executionSupport(plan)];
+    if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
+    if (diagnostics.length) process.stderr.write(formatDiagnostics(diagnostics) + '\n');
     return;
   }
   process.stdout.write(USAGE + '\n');

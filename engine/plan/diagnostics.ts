@@ -3,10 +3,23 @@ export interface Diagnostic {
   severity: 'error' | 'warning';
   code: string;
   message: string;
-  /** What the finding is about: a stage index, a layer id, or a plan field. */
-  where: { stage?: number; layer?: string; field?: string };
+  /** What the finding is about: a stage index, a layer id, a cluster device index, or a plan field. */
+  where: { stage?: number; layer?: string; device?: number; field?: string };
   /** One sentence on how to fix it. */
   hint: string;
+}
+
+/** Collects findings as a check runs, so each check reads as a list of rules. */
+export class Findings {
+  readonly list: Diagnostic[] = [];
+
+  error(code: string, message: string, where: Diagnostic['where'], hint: string): void {
+    this.list.push({ severity: 'error', code, message, where, hint });
+  }
+
+  warning(code: string, message: string, where: Diagnostic['where'], hint: string): void {
+    this.list.push({ severity: 'warning', code, message, where, hint });
+  }
 }
 
 export function hasErrors(diagnostics: Diagnostic[]): boolean {

@@ -1,9 +1,12 @@
 import { z } from 'zod';
+import { LayerShardingSchema } from './sbp.js';
 
 /**
  * The Plan is the contract between the studio, the cost model and the agents: which layers form each
- * pipeline stage, how many data-parallel replicas serve it, how the global batch is cut into
- * micro-batches, and how the optimizer runs. The same document is edited, priced and executed.
+ * pipeline stage, which devices serve it and how (data-parallel replicas, operator sharding), how the
+ * global batch is cut into virtual nodes and micro-batches, and how the optimizer runs. The same
+ * document is edited, priced and executed. Fields added after version 1 are optional with defaults
+ * that mean what a version-1 plan meant, so older plans keep their meaning.
  */
 
 export const OptimizerSchema = z.discriminatedUnion('kind', [
@@ -21,10 +24,34 @@ export type OptimizerConfig = z.infer<typeof OptimizerSchema>;
 export const StageSchema = z.object({
   /** Layer ids of this stage, in graph order. Stages together cover every layer exactly once. */
   layers: z.array(z.string()).min(1),
-  /** Number of data-parallel replicas (one agent each) that run this stage. */
+  /** Number of data-parallel replicas that run this stage. */
   dataParallel: z.number().int().min(1),
+  /**
+   * Operator-sharding (tensor-parallel) degree: how many devices hold one replica of this stage, each
+   * a shard of the layers named in `sharding`. The stage uses dataParallel × tensorParallel devices.
+   */
+  tensorParallel: z.number().int().min(1).default(1),
+  /**
+   * Global device indices (ClusterSpec) serving this stage, replica-major: replica r's shards are
+   * devices[r·tensorParallel … (r+1)·tensorParallel − 1]. Absent: each rank runs on the device with
+   * its own index (see placements).
+   */
+  devices: z.array(z.number().int().min(0)).optional(),
 });
 export type Stage = z.infer<typeof StageSchema>;
+
+/**
+ * VirtualFlow's virtual nodes: the global batch is cut into `total` fixed slices, and each
+ * data-parallel replica runs its slices one after another, accumulating gradients. Hyperparameters
+ * and data order are tied to `total`, not to the hardware, so moving slices between replicas (a
+ * faster device taking more, a resize) never changes what is learnt.
+ */
+export const VirtualNodesSchema = z.object({
+  total: z.number().int().min(1),
+  /** Slices per data-parallel replica; absent: spread as evenly as possible, earlier replicas first. */
+  perReplica: z.array(z.number().int().min(1)).optional(),
+});
+export type VirtualNodes = z.infer<typeof VirtualNodesSchema>;
 
 export const PlanSchema = z.object({
   version: z.literal(1),
@@ -32,11 +59,17 @@ export const PlanSchema = z.object({
   stages: z.array(StageSchema).min(1),
   /** Samples per optimizer step across all replicas; the hyperparameters are tied to it. */
   globalBatch: z.number().int().min(1),
-  /** Micro-batches each replica splits its share of the global batch into. */
+  /** Micro-batches each virtual node (by default: each replica) splits its share of the global batch into. */
   microBatches: z.number().int().min(1),
   schedule: z.enum(['gpipe', '1f1b', 'async']),
+  /** ZeRO stage over each stage's data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also parameters. */
   zero: z.number().int().min(0).max(3).default(0),
+  /** Recompute activations in the backward pass instead of keeping them from the forward pass. */
   recompute: z.boolean().default(false),
+  /** Per-layer operator sharding in SBP terms, by layer id; layers not named are replicated (weight B). */
+  sharding: z.record(z.string(), LayerShardingSchema).default({}),
+  /** Absent: one virtual node per data-parallel replica. */
+  virtualNodes: VirtualNodesSchema.optional(),
   optimizer: OptimizerSchema,
   seed: z.number().int().min(0),
 });
@@ -50,7 +83,7 @@ export function parsePlan(input: unknown): Plan {
   throw new Error(`The plan is malformed:\n  ${problems.join('\n  ')}`);
 }
 
-/** Total agents a plan needs: the sum of every stage's data-parallel degree. */
+/** Devices (one agent each) a plan uses: every stage's data-parallel × tensor-parallel degree, summed. */
 export function agentsNeeded(plan: Plan): number {
-  return plan.stages.reduce((sum, stage) => sum + stage.dataParallel, 0);
+  return plan.stages.reduce((sum, stage) => sum + stage.dataParallel * stage.tensorParallel, 0);
 }

@@ -67,12 +67,13 @@ export function presetPlan(model: ModelGraph, preset: string, options: PresetOpt
   return {
     version: 1,
     model: model.name,
-    stages: balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel })),
+    stages: balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel, tensorParallel: 1 })),
     globalBatch: options.globalBatch ?? DEFAULT_GLOBAL_BATCH,
     microBatches,
     schedule: 'gpipe',
     zero: 0,
     recompute: false,
+    sharding: {},
     optimizer: options.optimizer ?? DEFAULT_OPTIMIZER,
     seed: options.seed ?? DEFAULT_SEED,
   };

@@ -25,6 +25,7 @@ export function describeSpec(spec: LayerSpec): string {
     case 'input':
       return `shape ${formatShape(spec.shape)}`;
     case 'dense':
+    case 'denseNd':
       return `${spec.units} units · ${spec.activation}`;
     case 'conv2d':
       return `${spec.filters}× ${spec.kernelSize.join('×')} · ${spec.activation}`;
@@ -34,5 +35,19 @@ export function describeSpec(spec: LayerSpec): string {
       return 'flatten';
     case 'reshape':
       return `to ${formatShape(spec.targetShape)}`;
+    default:
+      return describeFields(spec);
   }
+}
+
+/** For the many general layer kinds: their scalar and small-array fields, e.g. "filters 64 · kernelSize 3×3". */
+function describeFields(spec: object): string {
+  const parts: string[] = [];
+  for (const [key, value] of Object.entries(spec)) {
+    if (key === 'kind' || value === undefined) continue;
+    if (typeof value === 'number' || typeof value === 'string') parts.push(`${key} ${value}`);
+    else if (Array.isArray(value) && value.length <= 4 && value.every((v) => typeof v === 'number')) parts.push(`${key} ${value.join('×')}`);
+    else if (value && typeof value === 'object' && 'kind' in value) parts.push(String((value as { kind: unknown }).kind));
+  }
+  return parts.slice(0, 3).join(' · ');
 }

@@ -24,8 +24,20 @@ describe('model zoo', () => {
   });
 
   it('lists entries and rejects unknown names helpfully', () => {
-    expect(zooEntries().map((e) => e.name)).toEqual(['mlp', 'cnn']);
-    expect(() => zooModel('nope')).toThrow(/Available models: mlp, cnn/);
+    expect(zooEntries().map((e) => e.name)).toEqual([
+      'mlp',
+      'cnn',
+      'resnet18',
+      'resnet50',
+      'resnet50-100k',
+      'vgg16',
+      'bert-base',
+      'bert-large',
+      'gpt2-small',
+      'gpt2-medium',
+      'gpt2-xl',
+    ]);
+    expect(() => zooModel('nope')).toThrow(/Available models: mlp, cnn, resnet18/);
   });
 
   it('a malformed architecture says which layer is wrong', () => {

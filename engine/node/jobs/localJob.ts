@@ -6,6 +6,8 @@ import type { ModelGraph } from '../../model/graph.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import type { Plan } from '../../plan/plan.js';
 import { validatePlan } from '../../plan/validate.js';
+import { executionSupport } from '../../plan/executionSupport.js';
+import { localClusterSpec } from '../../cluster/cluster.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
 import { connectAuthenticated } from '../../../agents/comm/handshake.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
@@ -48,7 +50,7 @@ export class LocalJob {
   private stopping = false;
 
   constructor(readonly options: LocalJobOptions) {
-    const diagnostics = validatePlan(options.plan, options.model, options.agents);
+    const diagnostics = [...validatePlan(options.plan, options.model, localClusterSpec(options.agents)), ...executionSupport(options.plan)];
     if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
     this.id = `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   }

@@ -1,21 +1,13 @@
 import type { RpcEvent, RpcResult, RpcServerMessage, StudioMethod } from '../../../engine/protocol/studioApi';
+import { WS_CLOSE_REASONS, WS_PATH, type WsAuthMessage, type WsReadyMessage } from '../../../engine/protocol/shellSocket';
 import type { Transport } from './transport';
 
 /**
  * The browser shell's transport: a WebSocket to /api on the page's own origin. The first message carries
- * the access token; the server answers `ready` or closes the socket with a 44xx code. These constants
- * mirror electron/wsHandshake.ts (the renderer must not import shell code).
+ * the access token; the server answers `ready` or closes the socket with a 44xx code.
  */
-const WS_PATH = '/api';
-const CLOSE_REASONS: Record<number, string> = {
-  4400: 'the studio received a malformed message',
-  4401: 'the access token is missing or wrong — open the exact URL the studio printed',
-  4408: 'the access token was not sent in time',
-  1001: 'the studio shut down',
-};
-
 function describeClose(event: CloseEvent): string {
-  return CLOSE_REASONS[event.code] ?? (event.reason || `the connection closed (code ${event.code})`);
+  return WS_CLOSE_REASONS[event.code] ?? (event.reason || `the connection closed (code ${event.code})`);
 }
 
 export function connectWebSocket(token: string, origin: string = window.location.origin): Promise<Transport> {
@@ -47,10 +39,10 @@ export function connectWebSocket(token: string, origin: string = window.location
       },
     };
 
-    socket.addEventListener('open', () => socket.send(JSON.stringify({ kind: 'auth', token })));
+    socket.addEventListener('open', () => socket.send(JSON.stringify({ kind: 'auth', token } satisfies WsAuthMessage)));
     socket.addEventListener('message', (event: MessageEvent<string>) => {
       // The server is the studio's own Node process; its messages follow RpcServerMessage.
-      const message = JSON.parse(event.data) as RpcServerMessage | { kind: 'ready' };
+      const message = JSON.parse(event.data) as RpcServerMessage | WsReadyMessage;
       if (message.kind === 'ready') {
         ready = true;
         resolve(transport);

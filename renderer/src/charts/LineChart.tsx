@@ -10,8 +10,8 @@ export interface LineChartProps {
   xLabel: string;
   yLabel: string;
   color: string;
-  /** Fixed y range, e.g. [0, 100] for percentages; auto when absent. */
-  yRange?: [number, number];
+  /** The y range from the data's extent (e.g. percentages capped at 100); auto when absent. */
+  yRange?: (min: number, max: number) => [number, number];
   /** Draw points as well as lines (sparse series such as evaluations). */
   points?: boolean;
   formatValue?: (value: number) => string;
@@ -36,7 +36,7 @@ export function LineChart(props: LineChartProps) {
       height: HEIGHT,
       legend: { show: false },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: false }, y: yRange ? { range: yRange } : { auto: true } },
+      scales: { x: { time: false }, y: yRange ? { range: (_u, min, max) => yRange(min ?? 0, max ?? 0) } : { auto: true } },
       axes: [
         { ...AXIS, label: xLabel, labelSize: 18, size: 36 },
         { ...AXIS, label: yLabel, labelSize: 18, size: 56, values: formatValue ? (_u, ticks) => ticks.map(formatValue) : undefined },

@@ -4,6 +4,8 @@ import type { Diagnostic } from '../../../engine/plan/diagnostics';
 import type { Plan } from '../../../engine/plan/plan';
 import { presetPlan } from '../../../engine/plan/presets';
 import { validatePlan } from '../../../engine/plan/validate';
+import { executionSupport } from '../../../engine/plan/executionSupport';
+import { localClusterSpec } from '../../../engine/cluster/cluster';
 import { useStudio } from './studioStore';
 
 export interface PlanState {
@@ -25,7 +27,7 @@ export function derivePlan(model: ModelGraph | undefined, preset: string, agents
   }
   const stageOf = new Map<string, number>();
   plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));
-  return { plan, diagnostics: validatePlan(plan, model, agents), stageOf };
+  return { plan, diagnostics: [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan)], stageOf };
 }
 
 export function usePlan(): PlanState {

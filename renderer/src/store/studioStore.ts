@@ -43,6 +43,6 @@ export const useStudio = create<StudioState>()((set) => ({
   models: [],
   preset: 'pp2-dp2',
   agents: 2,
-  epochs: 3,
+  epochs: 5,
   set: (partial) => set(partial),
 }));

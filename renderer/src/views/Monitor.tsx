@@ -2,7 +2,8 @@ import { LineChart } from '../charts/LineChart';
 import { useStudio } from '../store/studioStore';
 import { stageColor } from '../graph/stageColors';
 
-const PERCENT_RANGE: [number, number] = [0, 100];
+/** Accuracy: from a round number a little below the lowest value up to 100%, so late gains stay visible. */
+const percentRange = (min: number): [number, number] => [Math.max(0, Math.min(90, Math.floor((min - 2) / 5) * 5)), 100];
 const formatLoss = (v: number) => v.toFixed(3);
 const formatPercent = (v: number) => `${v.toFixed(1)}%`;
 const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0));
@@ -33,7 +34,7 @@ export function Monitor() {
           xLabel="step"
           yLabel="accuracy"
           color="#80ed99"
-          yRange={PERCENT_RANGE}
+          yRange={percentRange}
           points
           formatValue={formatPercent}
         />

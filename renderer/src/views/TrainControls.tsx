@@ -11,7 +11,17 @@ export function TrainControls() {
   const { plan, diagnostics } = usePlan();
   const running = !!job && isActive(job.metrics.state);
   const blocked = !plan || diagnostics.some((d) => d.severity === 'error');
-  const why = !connected ? 'Not connected' : !model ? 'Pick a model' : blocked ? 'Fix the plan first' : running ? 'A job is running' : undefined;
+  const why = !connected
+    ? 'Not connected'
+    : !model
+      ? 'Pick a model'
+      : model.numClasses === undefined
+        ? 'This model can be planned and priced but not trained yet'
+        : blocked
+          ? 'Fix the plan first'
+          : running
+            ? 'A job is running'
+            : undefined;
   return (
     <div className="train-controls">
       <button type="button" className="button button--primary" data-testid="train-button" disabled={!!why} title={why} onClick={() => void startTraining()}>

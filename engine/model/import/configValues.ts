@@ -1,0 +1,69 @@
+/**
+ * Reading values out of a Keras layer config, which arrives as untrusted JSON. tfjs and Keras write
+ * snake_case keys; hand-written tfjs configs use camelCase, so both are accepted. A value of the wrong
+ * type is reported as a ConfigError, which the importer turns into a diagnostic.
+ */
+export type Json = Record<string, unknown>;
+
+export class ConfigError extends Error {}
+
+export function isObject(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The value under `key` (snake_case) or its camelCase twin; undefined and null both mean absent. */
+export function read(config: Json, key: string): unknown {
+  const value = config[key] ?? config[camel(key)];
+  return value === null ? undefined : value;
+}
+
+export function int(config: Json, key: string, fallback?: number): number {
+  const value = read(config, key) ?? fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ConfigError(`"${key}" should be an integer, got ${JSON.stringify(value)}.`);
+  return value;
+}
+
+export function num(config: Json, key: string, fallback: number): number {
+  const value = read(config, key) ?? fallback;
+  if (typeof value !== 'number') throw new ConfigError(`"${key}" should be a number, got ${JSON.stringify(value)}.`);
+  return value;
+}
+
+export function bool(config: Json, key: string, fallback: boolean): boolean {
+  const value = read(config, key) ?? fallback;
+  if (typeof value !== 'boolean') throw new ConfigError(`"${key}" should be true or false, got ${JSON.stringify(value)}.`);
+  return value;
+}
+
+export function str(config: Json, key: string, fallback?: string): string {
+  const value = read(config, key) ?? fallback;
+  if (typeof value !== 'string') throw new ConfigError(`"${key}" should be a string, got ${JSON.stringify(value)}.`);
+  return value;
+}
+
+/** One of `choices`; Keras configs sometimes capitalise them differently ('SAME'). */
+export function choice<T extends string>(config: Json, key: string, choices: readonly T[], fallback: T): T {
+  const value = str(config, key, fallback).toLowerCase();
+  const found = choices.find((c) => c.toLowerCase() === value);
+  if (!found) throw new ConfigError(`"${key}" is "${value}"; Shoal knows ${choices.map((c) => `"${c}"`).join(', ')}.`);
+  return found;
+}
+
+/** An n-tuple of integers; a single integer stands for the same value on every axis, as in Keras. */
+export function ints(config: Json, key: string, n: number, fallback?: number | number[]): number[] {
+  const value = read(config, key) ?? fallback;
+  if (typeof value === 'number' && Number.isInteger(value)) return Array.from({ length: n }, () => value);
+  if (Array.isArray(value) && value.length === n && value.every((v) => typeof v === 'number' && Number.isInteger(v))) return value as number[];
+  throw new ConfigError(`"${key}" should be an integer or ${n} integers, got ${JSON.stringify(value)}.`);
+}
+
+/** Keras activations arrive as a name, or (Keras 3) as a serialised object naming one. */
+export function activationName(config: Json, key = 'activation'): string {
+  const value = read(config, key) ?? 'linear';
+  if (typeof value === 'string') return value;
+  if (isObject(value) && typeof value.config === 'object' && isObject(value.config) && typeof value.config.name === 'string') return value.config.name;
+  if (isObject(value) && typeof value.class_name === 'string') return value.class_name.toLowerCase();
+  throw new ConfigError(`"${key}" should name an activation, got ${JSON.stringify(value)}.`);
+}

@@ -1,0 +1,32 @@
+import { Findings, type Diagnostic } from './diagnostics.js';
+import type { Plan } from './plan.js';
+import { virtualNodesPerReplica } from './virtualNodes.js';
+
+/**
+ * What today's agents cannot execute, as errors: kept apart from validatePlan, which judges the plan
+ * itself, so that the studio and the cost model can price plans the runtime will only run later while
+ * LocalJob still refuses them. Each rule goes away when the agents learn the feature.
+ */
+export function executionSupport(plan: Plan): Diagnostic[] {
+  const findings = new Findings();
+  if (plan.schedule !== 'gpipe') {
+    findings.error('schedule-unsupported', `Schedule "${plan.schedule}" is not implemented by the agents yet.`, { field: 'schedule' }, 'Use the "gpipe" schedule.');
+  }
+  if (plan.zero !== 0) {
+    findings.error('zero-unsupported', `ZeRO stage ${plan.zero} is not implemented by the agents yet.`, { field: 'zero' }, 'Set zero to 0 (replicated model state) to run the plan now.');
+  }
+  const degree = plan.stages[0].dataParallel;
+  plan.stages.forEach((stage, s) => {
+    if (stage.dataParallel !== degree) {
+      findings.error('unequal-data-parallel', `Stage ${s} has data-parallel degree ${stage.dataParallel} but stage 0 has ${degree}; the agents pair replicas of neighbouring stages one to one.`, { stage: s, field: 'dataParallel' }, `Give every stage the same data-parallel degree (${degree}).`);
+    }
+    if (stage.tensorParallel !== 1) {
+      findings.error('tensor-unsupported', `Stage ${s} has tensorParallel ${stage.tensorParallel}; the agents do not run sharded layers yet.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data-parallel replicas or more stages instead.');
+    }
+  });
+  const perReplica = virtualNodesPerReplica(plan);
+  if (perReplica.some((n) => n !== 1)) {
+    findings.error('virtual-nodes-unsupported', `The plan runs [${perReplica.join(', ')}] virtual nodes per replica; the agents run exactly one per replica yet.`, { field: 'virtualNodes' }, 'Remove virtualNodes, or set its total to the data-parallel degree with one per replica.');
+  }
+  return findings.list;
+}

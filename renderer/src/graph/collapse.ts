@@ -1,0 +1,59 @@
+import type { LayerNode, ModelGraph } from '../../../engine/model/graph';
+
+/**
+ * The graph as drawn: either every layer, or, for big models, each named group of layers (a residual
+ * block, a transformer block) folded into one node. A group that a stage boundary cuts is folded per
+ * stage, so every drawn node still belongs to exactly one pipeline stage.
+ */
+export type ViewNode =
+  | { id: string; kind: 'layer'; layer: LayerNode; inputs: string[] }
+  | { id: string; kind: 'block'; group: string; layers: LayerNode[]; inputs: string[] };
+
+export interface ViewGraph {
+  nodes: ViewNode[];
+  /** View node id → pipeline stage. */
+  stageOf: Map<string, number>;
+}
+
+/** Models with more layers than this open with their blocks folded. */
+export const COLLAPSE_ABOVE = 40;
+
+export function canCollapse(model: ModelGraph): boolean {
+  return model.layers.some((l) => l.group !== undefined);
+}
+
+export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, collapse: boolean): ViewGraph {
+  const viewIdOf = new Map<string, string>();
+  const blocks = new Map<string, Extract<ViewNode, { kind: 'block' }>>();
+  const nodes: ViewNode[] = [];
+  const viewStage = new Map<string, number>();
+  for (const layer of model.layers) {
+    const stage = stageOf.get(layer.id);
+    if (!collapse || layer.group === undefined) {
+      viewIdOf.set(layer.id, layer.id);
+      nodes.push({ id: layer.id, kind: 'layer', layer, inputs: [] });
+      if (stage !== undefined) viewStage.set(layer.id, stage);
+      continue;
+    }
+    const id = `block:${layer.group}@${stage ?? '-'}`;
+    viewIdOf.set(layer.id, id);
+    let block = blocks.get(id);
+    if (!block) {
+      block = { id, kind: 'block', group: layer.group, layers: [], inputs: [] };
+      blocks.set(id, block);
+      nodes.push(block);
+      if (stage !== undefined) viewStage.set(id, stage);
+    }
+    block.layers.push(layer);
+  }
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  for (const layer of model.layers) {
+    const to = viewIdOf.get(layer.id)!;
+    const node = byId.get(to)!;
+    for (const input of layer.inputs) {
+      const from = viewIdOf.get(input);
+      if (from && from !== to && !node.inputs.includes(from)) node.inputs.push(from);
+    }
+  }
+  return { nodes, stageOf: viewStage };
+}
