@@ -1,0 +1,41 @@
+import type { Placement } from '../plan/placement.js';
+import { DEFAULT_BUCKET_BYTES, type CostContext } from './costContext.js';
+import type { DeviceCost } from './planCost.js';
+import { zeroModelStateBytes, type OptimizerKind } from './zeroMemory.js';
+
+/**
+ * Micro-batches whose activations a stage holds at once: GPipe keeps all m of a virtual node until the
+ * flush; 1F1B and the asynchronous pipeline keep at most p−s (the warm-up depth).
+ */
+function inFlight(schedule: string, microBatches: number, stage: number, stages: number): number {
+  return schedule === 'gpipe' ? microBatches : Math.min(stages - stage, microBatches);
+}
+
+/** Memory of one device: model state (sharded by ZeRO over the data-parallel group), activations, buffers. */
+export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
+  const { plan, facts, microBatch: b, scale, bytesPerElement } = ctx;
+  const f = facts[place.stage];
+  const stage = plan.stages[place.stage];
+  const optimizer: OptimizerKind = plan.optimizer.kind === 'adam' ? 'adam' : plan.optimizer.momentum > 0 ? 'sgd-momentum' : 'sgd';
+  const state = zeroModelStateBytes(f.params, stage.dataParallel, plan.zero, ctx.options.precision ?? 'fp32', optimizer);
+  const parameters = state.parameters + f.nonTrainableParams * bytesPerElement;
+  const held = inFlight(plan.schedule, plan.microBatches, place.stage, plan.stages.length);
+  // With recomputation only each micro-batch's stage input is kept, plus one micro-batch's activations
+  // rebuilt during its backward pass.
+  const activations = plan.recompute ? (f.liveInBytes * held + f.activationBytes) * b * scale : f.activationBytes * b * held * scale;
+  const bucket = ctx.options.allReduceBucketBytes ?? DEFAULT_BUCKET_BYTES;
+  const gradientBytes = f.params * bytesPerElement;
+  const buffers = 2 * b * (f.liveInBytes + f.liveOutBytes) * scale + (stage.dataParallel > 1 ? 2 * Math.min(bucket || gradientBytes, gradientBytes) : 0);
+  const total = parameters + state.gradients + state.optimizer + activations + buffers;
+  const capacityBytes = ctx.cluster.devices[place.device].memoryBytes;
+  return {
+    device: place.device,
+    rank: place.rank,
+    stage: place.stage,
+    replica: place.replica,
+    shard: place.shard,
+    memory: { parameters, gradients: state.gradients, optimizer: state.optimizer, activations, buffers, total },
+    capacityBytes,
+    fits: total <= capacityBytes,
+  };
+}

@@ -1,0 +1,77 @@
+import type { TimelineEvent } from '../protocol/timeline.js';
+
+/** Memory one device needs for a plan, by purpose, in bytes. */
+export interface MemoryBreakdown {
+  parameters: number;
+  gradients: number;
+  optimizer: number;
+  /** Activations kept for the backward pass × micro-batches in flight under the schedule. */
+  activations: number;
+  /** Communication buffers (all-reduce buckets, activation send/receive buffers). */
+  buffers: number;
+  total: number;
+}
+
+export interface DeviceCost {
+  device: number;
+  rank: number;
+  stage: number;
+  replica: number;
+  shard: number;
+  memory: MemoryBreakdown;
+  capacityBytes: number;
+  fits: boolean;
+}
+
+/** Bytes a link carries in one step, between two devices (ordered by index). */
+export interface LinkTraffic {
+  from: number;
+  to: number;
+  bytes: number;
+}
+
+/**
+ * The prediction for one plan on one cluster: the same numbers the studio shows while a user edits
+ * and the planner ranks by.
+ */
+export interface PlanCost {
+  stepMs: number;
+  samplesPerSec: number;
+  /** stepMs = computeMs + exposedCommMs + bubbleMs, taken along the critical (slowest) stage. */
+  breakdown: { computeMs: number; exposedCommMs: number; bubbleMs: number };
+  /** Idle share of the pipeline phase across stages: (p−1)/(m+p−1) on uniform synchronous stages. */
+  bubbleFraction: number;
+  /** Per stage, for the stage editor. */
+  stages: Array<{ stage: number; forwardMs: number; backwardMs: number; allReduceMs: number; computeMs: number; exposedCommMs: number }>;
+  devices: DeviceCost[];
+  /** Largest total memory of any device, and whether every device fits. */
+  peakMemoryBytes: number;
+  fits: boolean;
+  /** Bytes sent over all links in one step (point-to-point, all-reduce, tensor-parallel collectives). */
+  commBytesPerStep: number;
+  links: LinkTraffic[];
+  /** Predicted timeline of one step, per stage, in the schema agents emit. */
+  timeline: TimelineEvent[];
+}
+
+/**
+ * Measurements that override datasheet numbers: per-layer times from a real run (milliseconds per
+ * sample, forward and backward, on a given device model) and measured links between devices.
+ */
+export interface CostProfile {
+  layers?: Record<string, { device: string; forwardMsPerSample: number; backwardMsPerSample: number }>;
+  /** Sustained FLOP/s measured per device index. */
+  deviceFlops?: Record<number, number>;
+  /** Measured α (s) / β (bytes/s) per device pair, keyed "a-b" with a < b. */
+  links?: Record<string, { alpha: number; beta: number }>;
+}
+
+export interface CostOptions {
+  profile?: CostProfile;
+  /** Bytes per element of weights, gradients and activations; tfjs trains in float32. */
+  bytesPerElement?: number;
+  /** Hide gradient all-reduce behind the backward pass in buckets of this many bytes (0 = no overlap). */
+  allReduceBucketBytes?: number;
+  /** Compute at fp16/bf16 tensor-core speed and keep mixed-precision state (for sizing GPU clusters). */
+  precision?: 'fp32' | 'mixed';
+}

@@ -1,0 +1,150 @@
+import type { LayerNode, ModelGraph } from '../model/graph.js';
+import type { Plan } from '../plan/plan.js';
+import { splitAxis, weightLayout } from '../plan/sbp.js';
+
+/** A collective inside a stage replica's tensor-parallel group, with its full tensor size per sample. */
+export interface GroupCollective {
+  kind: 'allReduce' | 'allGather' | 'reduceScatter';
+  bytes: number;
+}
+
+/** Per-sample facts of one pipeline stage under a plan's sharding, for one tensor-parallel shard. */
+export interface StageFacts {
+  layers: LayerNode[];
+  /** FLOPs one shard computes per sample of its replica's micro-batch. */
+  forwardFlops: number;
+  backwardFlops: number;
+  /** Trainable / non-trainable parameters one shard holds. */
+  params: number;
+  nonTrainableParams: number;
+  /**
+   * Trainable parameters of layers that ran batch-split inside the tensor-parallel group: their
+   * gradients are summed over every device of the stage (dataParallel × tensorParallel), not only
+   * over the replicas.
+   */
+  batchSplitParams: number;
+  /** Bytes (fp32) of tensors entering from earlier stages and leaving to later stages, per sample. */
+  liveInBytes: number;
+  liveOutBytes: number;
+  /** Bytes of activations one shard keeps for the backward pass, per sample of the replica. */
+  activationBytes: number;
+  /** Tensor-parallel collectives per sample of the replica's micro-batch. */
+  forwardCollectives: GroupCollective[];
+  backwardCollectives: GroupCollective[];
+}
+
+/**
+ * The layout of a tensor over a stage replica's t devices, in SBP terms: S0 split along the batch,
+ * S1 split along features, B whole on every device, P partial sums.
+ */
+type Layout = 'S0' | 'S1' | 'B' | 'P';
+
+/**
+ * Facts of stage `stage`, propagating layouts through its layers the way Whale and OneFlow do. The
+ * stage input arrives batch-split over the tensor-parallel group, so layers that are not sharded run
+ * as data parallel inside the group (1/t of the samples each). A layer whose weight is split needs its
+ * input whole: the group all-gathers it (and reduce-scatters its gradient). Column-parallel layers
+ * leave features split (S1); row-parallel ones leave partial sums (P) that are all-reduced unless the
+ * plan keeps them. Anything that meets a layout it cannot consume gathers it to B first.
+ */
+export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageFacts {
+  const ids = new Set(plan.stages[stage].layers);
+  const owner = new Map<string, number>();
+  plan.stages.forEach((st, s) => st.layers.forEach((id) => owner.set(id, s)));
+  const byId = new Map(model.layers.map((l) => [l.id, l]));
+  const t = plan.stages[stage].tensorParallel;
+  const facts: StageFacts = {
+    layers: [],
+    forwardFlops: 0,
+    backwardFlops: 0,
+    params: 0,
+    nonTrainableParams: 0,
+    batchSplitParams: 0,
+    liveInBytes: 0,
+    liveOutBytes: 0,
+    activationBytes: 0,
+    forwardCollectives: [],
+    backwardCollectives: [],
+  };
+  const layout = new Map<string, Layout>();
+  const liveIn = new Set<string>();
+  const liveOut = new Set<string>();
+  const bytesOf = (id: string) => byId.get(id)?.activationBytes ?? 0;
+  const inputLayout = (id: string): Layout => layout.get(id) ?? (t > 1 ? 'S0' : 'B');
+  /** Bring an input to the whole (B) layout, recording the collective in both passes. */
+  const gather = (id: string) => {
+    const from = inputLayout(id);
+    if (from === 'S0' || from === 'S1') {
+      facts.forwardCollectives.push({ kind: 'allGather', bytes: bytesOf(id) });
+      facts.backwardCollectives.push({ kind: 'reduceScatter', bytes: bytesOf(id) });
+    } else if (from === 'P') {
+      facts.forwardCollectives.push({ kind: 'allReduce', bytes: bytesOf(id) });
+    }
+    layout.set(id, 'B');
+  };
+
+  for (const layer of model.layers) {
+    if (!ids.has(layer.id)) {
+      // A tensor produced here and consumed by a later stage leaves through the pipeline.
+      for (const input of layer.inputs) if (ids.has(input) && (owner.get(layer.id) ?? -1) > stage) liveOut.add(input);
+      continue;
+    }
+    facts.layers.push(layer);
+    for (const input of layer.inputs) if (!ids.has(input)) liveIn.add(input);
+    facts.nonTrainableParams += layer.nonTrainableParams;
+    const sharding = t > 1 ? plan.sharding[layer.id] : undefined;
+    const axis = sharding ? splitAxis(sharding.weight) : undefined;
+    const weights = axis === undefined ? undefined : weightLayout(layer, byId.get(layer.inputs[0])?.outputShape ?? []);
+
+    if (!weights || !sharding) {
+      // Not sharded: run on whatever layout the inputs share; mixed or partial inputs are gathered.
+      const layouts = new Set(layer.inputs.map(inputLayout));
+      let own: Layout = layouts.size === 1 ? [...layouts][0] : 'B';
+      if (own === 'P' || (own === 'S1' && layer.params > 0) || layouts.size > 1) {
+        layer.inputs.forEach(gather);
+        own = 'B';
+      }
+      if (layer.inputs.length === 0) own = t > 1 ? 'S0' : 'B';
+      const share = own === 'B' ? 1 : 1 / t;
+      facts.forwardFlops += layer.forwardFlops * share;
+      facts.backwardFlops += layer.backwardFlops * share;
+      facts.activationBytes += layer.activationBytes * share;
+      facts.params += layer.params;
+      if (own === 'S0' && t > 1) facts.batchSplitParams += layer.params;
+      layout.set(layer.id, own);
+      continue;
+    }
+
+    facts.forwardFlops += layer.forwardFlops / t;
+    facts.backwardFlops += layer.backwardFlops / t;
+    facts.params += layer.params / t;
+    const input = layer.inputs[0];
+    if (axis === weights.produced) {
+      // Column-parallel: whole input, a slice of the outputs; the input gradient is a partial sum.
+      if (inputLayout(input) !== 'B') gather(input);
+      else facts.backwardCollectives.push({ kind: 'allReduce', bytes: bytesOf(input) });
+      facts.activationBytes += layer.activationBytes / t;
+      let out: Layout = 'S1';
+      if (sharding.output === 'B') {
+        facts.forwardCollectives.push({ kind: 'allGather', bytes: layer.activationBytes });
+        out = 'B';
+      }
+      // A class-sharded output layer feeds a sharded softmax cross-entropy: per-sample max and sum only.
+      if (model.outputs.includes(layer.id)) facts.forwardCollectives.push({ kind: 'allReduce', bytes: 8 });
+      layout.set(layer.id, out);
+    } else {
+      // Row-parallel: each device multiplies its slice of the input features; outputs are partial sums.
+      if (inputLayout(input) === 'S0') gather(input);
+      facts.activationBytes += layer.activationBytes;
+      let out: Layout = 'P';
+      if (sharding.output !== 'P') {
+        facts.forwardCollectives.push({ kind: 'allReduce', bytes: layer.activationBytes });
+        out = 'B';
+      }
+      layout.set(layer.id, out);
+    }
+  }
+  for (const id of liveIn) facts.liveInBytes += bytesOf(id);
+  for (const id of liveOut) facts.liveOutBytes += bytesOf(id);
+  return facts;
+}
