@@ -10,7 +10,7 @@ import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
 import { loadMnist } from '../data/mnist.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { StageModule } from '../exec/stageModule.js';
-import { runGpipeStep } from '../schedule/gpipe.js';
+import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
 import { neighbours, type StageContext } from './stageContext.js';
@@ -82,7 +82,7 @@ export async function runAgent(): Promise<void> {
     } else if (h.type === 'step') {
       if (!ctx) throw new Error('A step arrived before setup.');
       const step = Number(h.step);
-      const result = await runGpipeStep(ctx, step);
+      const result = await runPipelineStep(ctx, step);
       coordinator!.send({ type: 'stepDone', rank, step, ...result });
     } else if (h.type === 'eval') {
       if (!ctx) throw new Error('An evaluation arrived before setup.');

@@ -1,6 +1,5 @@
 import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
-import { virtualNodesPerReplica } from './virtualNodes.js';
 
 /**
  * What today's agents cannot execute, as errors: kept apart from validatePlan, which judges the plan
@@ -9,8 +8,8 @@ import { virtualNodesPerReplica } from './virtualNodes.js';
  */
 export function executionSupport(plan: Plan): Diagnostic[] {
   const findings = new Findings();
-  if (plan.schedule !== 'gpipe') {
-    findings.error('schedule-unsupported', `Schedule "${plan.schedule}" is not implemented by the agents yet.`, { field: 'schedule' }, 'Use the "gpipe" schedule.');
+  if (plan.schedule === 'async') {
+    findings.error('schedule-unsupported', `Schedule "${plan.schedule}" is not implemented by the agents yet.`, { field: 'schedule' }, 'Use the "gpipe" or "1f1b" schedule.');
   }
   if (plan.zero !== 0) {
     findings.error('zero-unsupported', `ZeRO stage ${plan.zero} is not implemented by the agents yet.`, { field: 'zero' }, 'Set zero to 0 (replicated model state) to run the plan now.');
@@ -24,9 +23,5 @@ export function executionSupport(plan: Plan): Diagnostic[] {
       findings.error('tensor-unsupported', `Stage ${s} has tensorParallel ${stage.tensorParallel}; the agents do not run sharded layers yet.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data-parallel replicas or more stages instead.');
     }
   });
-  const perReplica = virtualNodesPerReplica(plan);
-  if (perReplica.some((n) => n !== 1)) {
-    findings.error('virtual-nodes-unsupported', `The plan runs [${perReplica.join(', ')}] virtual nodes per replica; the agents run exactly one per replica yet.`, { field: 'virtualNodes' }, 'Remove virtualNodes, or set its total to the data-parallel degree with one per replica.');
-  }
   return findings.list;
 }

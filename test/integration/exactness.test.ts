@@ -62,3 +62,36 @@ describe('pp2 × dp2 equals one process', () => {
     for (const [name, error] of errors) expect(error, name).toBeLessThanOrEqual(1e-3);
   });
 });
+
+describe('other synchronous schedules and virtual nodes equal one process', () => {
+  const sgd: OptimizerConfig = { kind: 'sgd', learningRate: 0.05, momentum: 0.9 };
+
+  async function distributedParams(plan: ReturnType<typeof presetPlan>, agents: number, tag: string): Promise<Map<string, Float32Array>> {
+    const dir = join(outDir, tag);
+    const job = new LocalJob({ model, plan, agents, steps: K, outDir: dir, onEvent: () => {} });
+    await job.start();
+    await job.exited();
+    return readParams(dir);
+  }
+
+  function referenceParams(): Map<string, Float32Array> {
+    const reference = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
+    for (let i = 0; i < K; i++) reference.trainStep();
+    const out = new Map(reference.module.paramSpecs.map((spec, i) => [spec.name, reference.module.params[i].dataSync() as Float32Array]));
+    reference.dispose();
+    return out;
+  }
+
+  it('1F1B on pp2 × dp2 with 8 micro-batches', async () => {
+    const expected = referenceParams();
+    const got = await distributedParams({ ...presetPlan(model, 'pp2-dp2-m8', { optimizer: sgd }), schedule: '1f1b' }, 4, '1f1b');
+    for (const [name, values] of expected) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
+  });
+
+  it('8 virtual nodes on 2 replicas, mapped unevenly (5 + 3)', async () => {
+    const expected = referenceParams();
+    const plan = { ...presetPlan(model, 'pp1-dp2', { optimizer: sgd }), virtualNodes: { total: 8, perReplica: [5, 3] } };
+    const got = await distributedParams(plan, 2, 'vnodes');
+    for (const [name, values] of expected) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
+  });
+});
