@@ -32,6 +32,8 @@ test('opens mlp, shows its graph in two stages, trains pp2-dp2 to at least 95% t
   // 5 epochs: the documented default for mlp (`shoal train`); 3 reach only ≈ 95.2%, too close to the bar.
   await page.getByTestId('epochs-input').fill('5');
   await expect(page.getByTestId('diagnostics')).toContainText('Plan is valid');
+  // The cost model prices the plan in the renderer before anything runs.
+  await expect(page.getByTestId('predicted-step')).toContainText(/\d ms · [\d,]+ samples\/s/);
 
   const train = page.getByTestId('train-button');
   await expect(train).toBeEnabled();

@@ -6,6 +6,8 @@ import { presetPlan } from '../../../engine/plan/presets';
 import { validatePlan } from '../../../engine/plan/validate';
 import { executionSupport } from '../../../engine/plan/executionSupport';
 import { localClusterSpec } from '../../../engine/cluster/cluster';
+import { costOfPlan } from '../../../engine/cost/costOfPlan';
+import type { PlanCost } from '../../../engine/cost/planCost';
 import { useStudio } from './studioStore';
 
 export interface PlanState {
@@ -13,6 +15,8 @@ export interface PlanState {
   diagnostics: Diagnostic[];
   /** Layer id → pipeline stage index. */
   stageOf: Map<string, number>;
+  /** The cost model's prediction on "This machine" (datasheet speeds until a run calibrates them). */
+  cost?: PlanCost;
 }
 
 /** The plan the studio would run: the chosen preset on the open model, checked by the pure engine. */
@@ -27,7 +31,11 @@ export function derivePlan(model: ModelGraph | undefined, preset: string, agents
   }
   const stageOf = new Map<string, number>();
   plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));
-  return { plan, diagnostics: [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan)], stageOf };
+  const cluster = localClusterSpec(agents);
+  const diagnostics = [...validatePlan(plan, model, cluster), ...executionSupport(plan)];
+  // Price only what validation accepts: the cost model assumes a well-formed plan.
+  const valid = validatePlan(plan, model, cluster).every((d) => d.severity !== 'error');
+  return { plan, diagnostics, stageOf, cost: valid ? costOfPlan(plan, model, cluster) : undefined };
 }
 
 export function usePlan(): PlanState {

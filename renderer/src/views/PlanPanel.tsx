@@ -6,6 +6,7 @@ import { PRESETS, useStudio } from '../store/studioStore';
 import type { PresetName } from '../store/studioStore';
 import { stageColor } from '../graph/stageColors';
 import { NumberField } from './NumberField';
+import { Prediction } from './Prediction';
 
 const PRESET_LABELS: Record<PresetName, string> = {
   'pp1-dp1': 'pp1-dp1 — one process',
@@ -21,7 +22,7 @@ export function PlanPanel() {
   const epochs = useStudio((s) => s.epochs);
   const set = useStudio((s) => s.set);
   const busy = useStudio((s) => !!s.job && isActive(s.job.metrics.state));
-  const { plan, diagnostics } = usePlan();
+  const { plan, diagnostics, cost } = usePlan();
   return (
     <section className="panel plan" aria-label="Plan">
       <h2 className="panel__title">Plan</h2>
@@ -63,6 +64,7 @@ export function PlanPanel() {
           </dd>
         </dl>
       )}
+      {cost && <Prediction cost={cost} />}
       <ul className="diagnostics" data-testid="diagnostics" aria-live="polite">
         {diagnostics.map((d, i) => (
           <li key={i} className={`diagnostic diagnostic--${d.severity}`} data-code={d.code}>
