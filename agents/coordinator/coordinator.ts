@@ -1,17 +1,14 @@
 import type { Server } from 'node:net';
-import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
-import { MNIST_TRAIN } from '../../engine/data/mnistSplit.js';
 import type { ModelGraph } from '../../engine/model/graph.js';
-import { agentsNeeded, parsePlan, type Plan } from '../../engine/plan/plan.js';
-import { placements } from '../../engine/plan/placement.js';
+import { agentsNeeded, parsePlan } from '../../engine/plan/plan.js';
 import type { Connection } from '../comm/connection.js';
 import type { Message } from '../comm/frame.js';
 import { listenAuthenticated, type Hello } from '../comm/handshake.js';
 import { EventLog } from './eventLog.js';
-import { saveParams } from './saveParams.js';
+import { runTraining } from './trainingLoop.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
 
-interface CoordinatorConfig {
+export interface CoordinatorConfig {
   secret: string;
   jobId: string;
   plan: unknown;
@@ -21,13 +18,17 @@ interface CoordinatorConfig {
   steps: number;
   /** Evaluate on the test set every this many steps (and always at the end). */
   evalEverySteps: number;
-  /** Where to write the trained parameters at the end (params.bin + params.json); none when absent. */
-  outDir?: string;
+  /** Folder for checkpoints (step-NNNNNN.ckpt); the last step is always saved there. None when absent. */
+  checkpointDir?: string;
+  /** Also save a checkpoint every this many steps. */
+  checkpointEverySteps?: number;
+  /** A checkpoint to resume from: parameters, optimizer state and the step to continue at. */
+  resumeFrom?: string;
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec?: number;
 }
 
-interface AgentInfo {
+export interface AgentInfo {
   conn: Connection;
   host: string;
   pid: number;
@@ -105,7 +106,8 @@ export async function runCoordinator(): Promise<void> {
       const h = m.header;
       if (h.type === 'log') return say(h.level as 'info', String(h.message), rank, agent.host);
       if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
-      const key = h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'ready' || h.type === 'params' ? h.type : null;
+      const key =
+        h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'snapshotData' ? `snapshot:${h.snapshotId}` : h.type === 'ready' || h.type === 'restored' ? h.type : null;
       const round = key ? pending.get(key) : undefined;
       if (!round) return;
       round.replies.push(m);
@@ -140,77 +142,11 @@ export async function runCoordinator(): Promise<void> {
   };
 
   try {
-    await runJob(plan, config, active, log, expect, broadcast);
+    await runTraining({ plan, config, active, log, expect, broadcast });
     await finish(0);
   } catch (err) {
     log.emit({ type: 'status', state: 'failed', message: (err as Error).message, time: now() });
     say('error', (err as Error).message);
     await finish(1);
   }
-}
-
-async function runJob(
-  plan: Plan,
-  config: CoordinatorConfig,
-  active: AgentInfo[],
-  log: EventLog,
-  expect: (key: string) => Promise<Message[]>,
-  broadcast: (header: Message['header']) => void,
-): Promise<void> {
-  const layout = placements(plan);
-  const peers = active.map((a, rank) => ({ rank, host: a.peerHost, port: a.peerPort }));
-  const ready = expect('ready');
-  active.forEach((agent, rank) => {
-    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers });
-    log.emit({ type: 'agent', rank, stage: layout[rank].stage, replica: layout[rank].replica, host: agent.host, pid: agent.pid, backend: agent.backend });
-  });
-  await ready;
-  log.emit({ type: 'status', state: 'running', message: `${active.length} agents ready`, time: now() });
-
-  const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
-  const started = now();
-  let evalId = 0;
-  let last = { testAccuracy: 0, testLoss: 0 };
-  const evaluate = async (step: number) => {
-    const done = expect(`eval:${evalId}`);
-    broadcast({ type: 'eval', evalId });
-    evalId += 1;
-    const replies = await done;
-    const sum = (field: string) => replies.reduce((acc, m) => acc + Number(m.header[field]), 0);
-    const count = sum('count');
-    last = { testAccuracy: sum('correct') / count, testLoss: sum('lossSum') / count };
-    log.emit({ type: 'eval', step, epoch: step / perEpoch, ...last });
-  };
-
-  for (let step = 0; step < config.steps; step++) {
-    const t0 = now();
-    const done = expect(`step:${step}`);
-    broadcast({ type: 'step', step });
-    const replies = await done;
-    const loss = replies.reduce((acc, m) => acc + Number(m.header.loss), 0);
-    const stepMs = now() - t0;
-    if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
-    log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
-    const isLast = step === config.steps - 1;
-    if (isLast || (step + 1) % config.evalEverySteps === 0) await evaluate(step + 1);
-  }
-  const seconds = (now() - started) / 1000;
-  if (config.outDir) {
-    const replies = expect('params');
-    broadcast({ type: 'collect' });
-    const saved = saveParams(config.outDir, await replies);
-    log.emit({ type: 'log', level: 'info', host: 'coordinator', rank: null, message: `wrote ${saved.index.length} parameter tensors (${saved.bytes} bytes) to ${config.outDir}`, time: now() });
-  }
-  // The final event is the last line of `shoal train --json`: status first, then the result.
-  log.emit({ type: 'status', state: 'finished', time: now() });
-  log.emit({
-    type: 'final',
-    final: true,
-    ...last,
-    steps: config.steps,
-    epochs: config.steps / perEpoch,
-    seconds,
-    samplesPerSec: (config.steps * plan.globalBatch) / seconds,
-    backends: [...new Set(active.map((a) => a.backend))],
-  });
 }

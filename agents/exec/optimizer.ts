@@ -9,14 +9,40 @@ import type { OptimizerConfig } from '../../engine/plan/plan.js';
 export interface Optimizer {
   /** Update `params` in place from `grads`; takes ownership of (and disposes) `grads`. */
   apply(params: tf.Variable[], grads: tf.Tensor[]): void;
+  /** Copy of the state (for checkpoints): updates applied so far, and per-parameter slot values. */
+  exportState(): OptimizerState;
+  /** Replace the state with one exported before (slot arrays in the parameters' order and shapes). */
+  importState(state: OptimizerState, params: tf.Variable[]): void;
   dispose(): void;
 }
 
+/** An optimizer's state as plain arrays: `slots.m[i]` is parameter i's first moment, and so on. */
+export interface OptimizerState {
+  step: number;
+  slots: Record<string, Float32Array[]>;
+}
+
+const copyOut = (tensors: tf.Tensor[] | null): Float32Array[] => (tensors ?? []).map((t) => (t.dataSync() as Float32Array).slice());
+const copyIn = (arrays: Float32Array[] | undefined, params: tf.Variable[]): tf.Tensor[] | null =>
+  arrays && arrays.length === params.length ? arrays.map((a, i) => tf.tensor(a, params[i].shape, 'float32')) : null;
+
 class Sgd implements Optimizer {
   private velocity: tf.Tensor[] | null = null;
+  private steps = 0;
   constructor(private readonly lr: number, private readonly momentum: number) {}
 
+  exportState(): OptimizerState {
+    return { step: this.steps, slots: this.velocity ? { velocity: copyOut(this.velocity) } : {} };
+  }
+
+  importState(state: OptimizerState, params: tf.Variable[]): void {
+    this.velocity?.forEach((t) => t.dispose());
+    this.velocity = copyIn(state.slots.velocity, params);
+    this.steps = state.step;
+  }
+
   apply(params: tf.Variable[], grads: tf.Tensor[]): void {
+    this.steps += 1;
     tf.tidy(() => {
       if (this.momentum > 0) {
         const v = this.velocity ?? params.map((p) => tf.zerosLike(p));
@@ -42,6 +68,18 @@ class Adam implements Optimizer {
   private v: tf.Tensor[] | null = null;
   private t = 0;
   constructor(private readonly config: Extract<OptimizerConfig, { kind: 'adam' }>) {}
+
+  exportState(): OptimizerState {
+    return { step: this.t, slots: this.m && this.v ? { m: copyOut(this.m), v: copyOut(this.v) } : {} };
+  }
+
+  importState(state: OptimizerState, params: tf.Variable[]): void {
+    this.m?.forEach((t) => t.dispose());
+    this.v?.forEach((t) => t.dispose());
+    this.m = copyIn(state.slots.m, params);
+    this.v = copyIn(state.slots.v, params);
+    this.t = state.step;
+  }
 
   apply(params: tf.Variable[], grads: tf.Tensor[]): void {
     const { learningRate, beta1, beta2, epsilon } = this.config;

@@ -5,7 +5,8 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import { selectBackend } from '../backend/selectBackend.js';
 import type { Connection } from '../comm/connection.js';
 import { connectAuthenticated } from '../comm/handshake.js';
-import { floatsToBytes, type Message } from '../comm/frame.js';
+import { bytesToFloats, floatsToBytes, type Message } from '../comm/frame.js';
+import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
 import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
 import { loadMnist } from '../data/mnist.js';
 import { createOptimizer } from '../exec/optimizer.js';
@@ -13,6 +14,7 @@ import { StageModule } from '../exec/stageModule.js';
 import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
+import { restoreStage, snapshotStage } from './stageState.js';
 import { neighbours, type StageContext } from './stageContext.js';
 
 interface AgentConfig {
@@ -96,6 +98,18 @@ export async function runAgent(): Promise<void> {
         { type: 'params', rank, stage: ctx.me.stage, names: holder ? ctx.module.paramSpecs.map((p) => p.name) : null, shapes: holder ? ctx.module.paramSpecs.map((p) => p.shape) : null },
         holder ? floatsToBytes(ctx.module.flatParams()) : undefined,
       );
+    } else if (h.type === 'snapshot') {
+      if (!ctx) throw new Error('A checkpoint request arrived before setup.');
+      // Every replica holds the same state: the first replica of each stage speaks for it.
+      const snap = ctx.me.replica === 0 ? snapshotStage(ctx) : null;
+      coordinator!.send(
+        { type: 'snapshotData', rank, snapshotId: h.snapshotId, stage: ctx.me.stage, tensors: snap?.tensors ?? null, optimizerStep: snap?.optimizerStep ?? null },
+        snap ? floatsToBytes(snap.values) : undefined,
+      );
+    } else if (h.type === 'restore') {
+      if (!ctx) throw new Error('A restore arrived before setup.');
+      restoreStage(ctx, h.tensors as CheckpointTensor[], bytesToFloats(message.payload), Number(h.optimizerStep));
+      coordinator!.send({ type: 'restored', rank });
     } else if (h.type === 'shutdown') {
       mesh.close();
       coordinator!.close();

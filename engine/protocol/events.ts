@@ -43,6 +43,15 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     time: z.number(),
   }),
   z.object({
+    type: z.literal('checkpoint'),
+    action: z.enum(['saved', 'restored']),
+    /** Optimizer steps completed when the checkpoint was taken; training continues at this step. */
+    step: z.number().int(),
+    path: z.string(),
+    bytes: z.number(),
+    time: z.number(),
+  }),
+  z.object({
     type: z.literal('final'),
     final: z.literal(true),
     testAccuracy: z.number(),

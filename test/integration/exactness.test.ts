@@ -32,11 +32,11 @@ async function compare(optimizer: OptimizerConfig, tag: string): Promise<Map<str
 
   const plan = presetPlan(model, 'pp2-dp2', { optimizer });
   const dir = join(outDir, tag);
-  const job = new LocalJob({ model, plan, agents: 4, steps: K, outDir: dir, onEvent: () => {} });
+  const job = new LocalJob({ model, plan, agents: 4, steps: K, runDir: dir, onEvent: () => {} });
   await job.start();
   await job.exited();
 
-  const distributed = readParams(dir);
+  const distributed = readParams(join(dir, 'checkpoints'));
   const errors = new Map<string, number>();
   reference.module.paramSpecs.forEach((spec, i) => {
     const got = distributed.get(spec.name);
@@ -68,10 +68,10 @@ describe('other synchronous schedules and virtual nodes equal one process', () =
 
   async function distributedParams(plan: ReturnType<typeof presetPlan>, agents: number, tag: string): Promise<Map<string, Float32Array>> {
     const dir = join(outDir, tag);
-    const job = new LocalJob({ model, plan, agents, steps: K, outDir: dir, onEvent: () => {} });
+    const job = new LocalJob({ model, plan, agents, steps: K, runDir: dir, onEvent: () => {} });
     await job.start();
     await job.exited();
-    return readParams(dir);
+    return readParams(join(dir, 'checkpoints'));
   }
 
   function referenceParams(): Map<string, Float32Array> {

@@ -1,17 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readCheckpoint } from '../../agents/coordinator/checkpointFile.js';
+import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
 
-/** Read the parameters a job wrote with --out: name → values. */
-export function readParams(dir: string): Map<string, Float32Array> {
-  const index = JSON.parse(readFileSync(join(dir, 'params.json'), 'utf8')) as { parameters: Array<{ name: string; shape: number[]; offset: number }> };
-  const bin = readFileSync(join(dir, 'params.bin'));
-  const all = new Float32Array(bin.buffer.slice(bin.byteOffset, bin.byteOffset + bin.byteLength));
-  const out = new Map<string, Float32Array>();
-  for (const p of index.parameters) {
-    const size = p.shape.reduce((a, b) => a * b, 1);
-    out.set(p.name, all.slice(p.offset, p.offset + size));
-  }
-  return out;
+/** The parameters (not optimizer slots) of the newest checkpoint in a run's checkpoints folder: name → values. */
+export function readParams(checkpointsDir: string): Map<string, Float32Array> {
+  const file = latestCheckpoint(checkpointsDir);
+  if (!file) throw new Error(`No checkpoint in ${checkpointsDir}`);
+  const { header, body } = readCheckpoint(file);
+  return new Map(header.tensors.filter((t) => !t.slot).map((t) => [t.name, body.slice(t.offset, t.offset + t.length)]));
 }
 
 /** Largest absolute difference relative to the largest magnitude of the reference tensor. */

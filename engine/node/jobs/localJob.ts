@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
+import { join } from 'node:path';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
@@ -12,6 +13,7 @@ import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
 import { connectAuthenticated } from '../../../agents/comm/handshake.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
+import { createRunDir } from './runStore.js';
 
 export interface LocalJobOptions {
   model: ModelGraph;
@@ -20,8 +22,12 @@ export interface LocalJobOptions {
   /** Either a number of epochs over the 8,000 training digits or an exact number of steps. */
   epochs?: number;
   steps?: number;
-  /** Folder for the trained parameters (params.bin + params.json), written when training ends. */
-  outDir?: string;
+  /** The run's folder (job.json, checkpoints/); default: a new folder under runsRoot(). */
+  runDir?: string;
+  /** Save a checkpoint every this many steps (the last step is always saved). */
+  checkpointEverySteps?: number;
+  /** Resume from this checkpoint file: parameters, optimizer state and step. */
+  resumeFrom?: string;
   onEvent: (event: JobEvent) => void;
 }
 
@@ -44,6 +50,8 @@ export class LocalJob {
   readonly events: JobEvent[] = [];
   readonly startedAt = Date.now();
   state: JobState = 'starting';
+  /** Folder of this run on disk (set when the job starts). */
+  runDir = '';
   /** Resolves with the final event, or rejects with the reason the job failed or was stopped. */
   done: Promise<FinalEvent> | null = null;
   private readonly processes: StartedProcess[] = [];
@@ -80,6 +88,7 @@ export class LocalJob {
     const bundle = agentBundlePath();
     const steps = stepsFor(plan, this.options.epochs, this.options.steps);
     const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.name, plan, agents, steps }, this.options.runDir);
     this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
 
     let port!: (p: number) => void;
@@ -87,7 +96,18 @@ export class LocalJob {
     const coordinator = startAgentProcess(
       bundle,
       'coordinator',
-      { secret, jobId: this.id, plan, model, agents, steps, evalEverySteps: perEpoch, outDir: this.options.outDir },
+      {
+        secret,
+        jobId: this.id,
+        plan,
+        model,
+        agents,
+        steps,
+        evalEverySteps: perEpoch,
+        checkpointDir: join(this.runDir, 'checkpoints'),
+        checkpointEverySteps: this.options.checkpointEverySteps,
+        resumeFrom: this.options.resumeFrom,
+      },
       () => {}, // the coordinator's own log lines reach us as events
       (line) => {
         try {

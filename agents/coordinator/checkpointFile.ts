@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/**
+ * Checkpoint files: `SHOALCKPT\n`, a u32 header length, the JSON header, the float32 body, and a
+ * SHA-256 of header + body. Written to a temporary file, fsynced and renamed (then the folder fsynced),
+ * so a crash leaves either the old checkpoint or the new one, never half of one; read back only after
+ * the length and the checksum match, so a truncated or corrupted file is reported, never loaded.
+ */
+const MAGIC = Buffer.from('SHOALCKPT\n', 'utf8');
+const DIGEST_BYTES = 32;
+
+export interface CheckpointTensor {
+  /** Parameter name, e.g. `dense_1/kernel`. */
+  name: string;
+  /** Optimizer slot (`m`, `v`, `velocity`) or absent for the parameter's value. */
+  slot?: string;
+  shape: number[];
+  /** Offset and length in float32 elements within the body. */
+  offset: number;
+  length: number;
+}
+
+export interface CheckpointHeader {
+  format: 'shoal-checkpoint';
+  version: 1;
+  jobId: string;
+  createdAt: string;
+  model: string;
+  /** The plan the job ran when it wrote the checkpoint (a resume may use another). */
+  plan: unknown;
+  /** Optimizer steps completed; training resumes with step `step` (0-based), so data order continues. */
+  step: number;
+  optimizer: { kind: string; step: number };
+  tensors: CheckpointTensor[];
+}
+
+export class CheckpointError extends Error {
+  constructor(readonly file: string, problem: string) {
+    super(`Checkpoint ${file} ${problem}. It was not loaded; resume from an earlier checkpoint in the same folder.`);
+    this.name = 'CheckpointError';
+  }
+}
+
+export function writeCheckpoint(file: string, header: CheckpointHeader, body: Float32Array): number {
+  const headerBytes = Buffer.from(JSON.stringify(header), 'utf8');
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(headerBytes.length, 0);
+  const bodyBytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const digest = createHash('sha256').update(headerBytes).update(bodyBytes).digest();
+  const tmp = `${file}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w', 0o600);
+  try {
+    for (const part of [MAGIC, length, headerBytes, bodyBytes, digest]) writeSync(fd, part);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, file);
+  // The rename itself is durable only once the folder's entry is on disk.
+  const dirFd = openSync(dirname(file), 'r');
+  try {
+    fsyncSync(dirFd);
+  } finally {
+    closeSync(dirFd);
+  }
+  return MAGIC.length + 4 + headerBytes.length + bodyBytes.length + DIGEST_BYTES;
+}
+
+export function readCheckpoint(file: string): { header: CheckpointHeader; body: Float32Array } {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(file);
+  } catch (err) {
+    throw new CheckpointError(file, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  if (bytes.length < MAGIC.length + 4 + DIGEST_BYTES || !bytes.subarray(0, MAGIC.length).equals(MAGIC)) {
+    throw new CheckpointError(file, 'is not a Shoal checkpoint (its first bytes are wrong, or it is truncated)');
+  }
+  const headerLength = bytes.readUInt32BE(MAGIC.length);
+  const headerStart = MAGIC.length + 4;
+  const bodyStart = headerStart + headerLength;
+  const bodyEnd = bytes.length - DIGEST_BYTES;
+  if (bodyStart > bodyEnd) throw new CheckpointError(file, 'is truncated (its header runs past the end of the file)');
+  const digest = createHash('sha256').update(bytes.subarray(headerStart, bodyEnd)).digest();
+  if (!digest.equals(bytes.subarray(bodyEnd))) throw new CheckpointError(file, 'is corrupted or truncated (its SHA-256 checksum does not match)');
+  const header = JSON.parse(bytes.toString('utf8', headerStart, bodyStart)) as CheckpointHeader;
+  const bodyBytes = bodyEnd - bodyStart;
+  const expected = header.tensors.reduce((n, t) => Math.max(n, t.offset + t.length), 0) * 4;
+  if (header.format !== 'shoal-checkpoint' || bodyBytes !== expected) throw new CheckpointError(file, `has a body of ${bodyBytes} bytes where its header describes ${expected}`);
+  const body = new Float32Array(bytes.buffer.slice(bytes.byteOffset + bodyStart, bytes.byteOffset + bodyEnd));
+  return { header, body };
+}

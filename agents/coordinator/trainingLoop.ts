@@ -1,0 +1,103 @@
+import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
+import { MNIST_TRAIN } from '../../engine/data/mnistSplit.js';
+import { placements } from '../../engine/plan/placement.js';
+import type { Plan } from '../../engine/plan/plan.js';
+import { floatsToBytes, type Message } from '../comm/frame.js';
+import { checkpointForStages, saveCheckpoint } from './checkpoints.js';
+import type { AgentInfo, CoordinatorConfig } from './coordinator.js';
+import type { EventLog } from './eventLog.js';
+
+export interface TrainingContext {
+  plan: Plan;
+  config: CoordinatorConfig;
+  active: AgentInfo[];
+  log: EventLog;
+  /** Wait for every active agent's reply to a round. */
+  expect: (key: string) => Promise<Message[]>;
+  broadcast: (header: Message['header']) => void;
+}
+
+const now = () => Date.now();
+
+/**
+ * The job from set-up to the final result: hand out stages, restore a checkpoint if resuming, run the
+ * steps, evaluate every epoch, checkpoint periodically and at the end, and report.
+ */
+export async function runTraining(ctx: TrainingContext): Promise<void> {
+  const { plan, config, active, log, expect, broadcast } = ctx;
+  const layout = placements(plan);
+  const peers = active.map((a, rank) => ({ rank, host: a.peerHost, port: a.peerPort }));
+  const ready = expect('ready');
+  active.forEach((agent, rank) => {
+    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers });
+    log.emit({ type: 'agent', rank, stage: layout[rank].stage, replica: layout[rank].replica, host: agent.host, pid: agent.pid, backend: agent.backend });
+  });
+  await ready;
+
+  let firstStep = 0;
+  if (config.resumeFrom) {
+    const { header, perStage } = checkpointForStages(config.resumeFrom, plan, config.model.name);
+    const restored = expect('restored');
+    active.forEach((agent, rank) => {
+      const part = perStage[layout[rank].stage];
+      agent.conn.send({ type: 'restore', tensors: part.tensors, optimizerStep: header.optimizer.step }, floatsToBytes(part.body));
+    });
+    await restored;
+    firstStep = header.step;
+    log.emit({ type: 'checkpoint', action: 'restored', step: firstStep, path: config.resumeFrom, bytes: 0, time: now() });
+  }
+  log.emit({ type: 'status', state: 'running', message: `${active.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
+
+  let snapshotId = 0;
+  const checkpoint = async (step: number) => {
+    if (!config.checkpointDir) return;
+    const replies = expect(`snapshot:${snapshotId}`);
+    broadcast({ type: 'snapshot', snapshotId });
+    snapshotId += 1;
+    const saved = saveCheckpoint(config.checkpointDir, await replies, { jobId: config.jobId, plan, model: config.model.name, step });
+    log.emit({ type: 'checkpoint', action: 'saved', step, path: saved.file, bytes: saved.bytes, time: now() });
+  };
+
+  const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+  const started = now();
+  let evalId = 0;
+  let last = { testAccuracy: 0, testLoss: 0 };
+  const evaluate = async (step: number) => {
+    const done = expect(`eval:${evalId}`);
+    broadcast({ type: 'eval', evalId });
+    evalId += 1;
+    const replies = await done;
+    const sum = (field: string) => replies.reduce((acc, m) => acc + Number(m.header[field]), 0);
+    const count = sum('count');
+    last = { testAccuracy: sum('correct') / count, testLoss: sum('lossSum') / count };
+    log.emit({ type: 'eval', step, epoch: step / perEpoch, ...last });
+  };
+
+  for (let step = firstStep; step < config.steps; step++) {
+    const t0 = now();
+    const done = expect(`step:${step}`);
+    broadcast({ type: 'step', step });
+    const replies = await done;
+    const loss = replies.reduce((acc, m) => acc + Number(m.header.loss), 0);
+    const stepMs = now() - t0;
+    if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
+    log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
+    const isLast = step === config.steps - 1;
+    if (isLast || (step + 1) % config.evalEverySteps === 0) await evaluate(step + 1);
+    if (isLast || (config.checkpointEverySteps && (step + 1) % config.checkpointEverySteps === 0)) await checkpoint(step + 1);
+  }
+  const seconds = (now() - started) / 1000;
+  const stepsRun = config.steps - firstStep;
+  // The final event is the last line of `shoal train --json`: status first, then the result.
+  log.emit({ type: 'status', state: 'finished', time: now() });
+  log.emit({
+    type: 'final',
+    final: true,
+    ...last,
+    steps: config.steps,
+    epochs: config.steps / perEpoch,
+    seconds,
+    samplesPerSec: (stepsRun * plan.globalBatch) / Math.max(seconds, 1e-9),
+    backends: [...new Set(active.map((a) => a.backend))],
+  });
+}

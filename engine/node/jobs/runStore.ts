@@ -1,0 +1,56 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, join, resolve } from 'node:path';
+import type { Plan } from '../../plan/plan.js';
+
+/**
+ * Where runs live on disk: one folder per job with `job.json` (what was asked) and `checkpoints/`.
+ * SHOAL_DATA_DIR overrides the location (tests, shared disks); otherwise the XDG data directory.
+ */
+export function runsRoot(): string {
+  if (process.env.SHOAL_DATA_DIR) return resolve(process.env.SHOAL_DATA_DIR, 'runs');
+  const data = process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share');
+  return join(data, 'shoal', 'runs');
+}
+
+export interface RunRecord {
+  jobId: string;
+  createdAt: string;
+  model: string;
+  plan: Plan;
+  agents: number;
+  steps: number;
+}
+
+export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId)): string {
+  mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+  const tmp = join(dir, '.job.json.tmp');
+  writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+  renameSync(tmp, join(dir, 'job.json'));
+  return dir;
+}
+
+/** The newest checkpoint in a folder of `step-NNNNNNN.ckpt` files, or undefined. */
+export function latestCheckpoint(dir: string): string | undefined {
+  if (!existsSync(dir)) return undefined;
+  const files = readdirSync(dir).filter((f) => /^step-\d+\.ckpt$/.test(f)).sort();
+  return files.length ? join(dir, files[files.length - 1]) : undefined;
+}
+
+/**
+ * Resolve what `shoal resume` was given — a run id, a run folder, or a checkpoint file — to the
+ * checkpoint to load and the run's record. Errors say what was looked for and where.
+ */
+export function findResumePoint(target: string): { checkpoint: string; record?: RunRecord; runDir?: string } {
+  const candidates = [resolve(target), join(runsRoot(), target)];
+  for (const path of candidates) {
+    if (!existsSync(path)) continue;
+    if (statSync(path).isFile()) return { checkpoint: path };
+    const checkpoint = latestCheckpoint(join(path, 'checkpoints')) ?? latestCheckpoint(path);
+    if (!checkpoint) throw new Error(`Run folder ${path} has no checkpoint yet (looked for step-*.ckpt in ${join(path, 'checkpoints')}).`);
+    const recordFile = join(path, 'job.json');
+    const record = existsSync(recordFile) ? (JSON.parse(readFileSync(recordFile, 'utf8')) as RunRecord) : undefined;
+    return { checkpoint, record, runDir: path };
+  }
+  throw new Error(`No run or checkpoint "${basename(target)}": looked at ${candidates.join(' and ')}. List runs with \`ls ${runsRoot()}\`.`);
+}
