@@ -24,6 +24,8 @@ export interface CoordinatorConfig {
   checkpointEverySteps?: number;
   /** A checkpoint to resume from: parameters, optimizer state and the step to continue at. */
   resumeFrom?: string;
+  /** Seconds without a heartbeat after which an agent counts as lost (default 5). */
+  heartbeatTimeoutSec?: number;
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec?: number;
 }
@@ -92,10 +94,25 @@ export async function runCoordinator(): Promise<void> {
   await joined;
   clearTimeout(rendezvous);
   const active = agents.slice(0, agentsNeeded(plan));
+  // An agent fails the job when its connection drops (a crash, SIGKILL) or when it stops answering
+  // (SIGSTOP, a hung host): no heartbeat for heartbeatTimeoutSec. A silent agent is fenced — its
+  // connection is closed — so that a late wake-up cannot send stale results into the job.
+  const heartbeatSec = config.heartbeatTimeoutSec ?? 5;
+  const lastHeard = active.map(() => now());
+  let watchdog: NodeJS.Timeout | undefined;
   const failures = new Promise<never>((_, reject) => {
     active.forEach((agent, rank) => {
       agent.conn.onClose = (err) => reject(new Error(`Agent rank ${rank} on ${agent.host} (pid ${agent.pid}) disconnected: ${err.message}`));
     });
+    watchdog = setInterval(() => {
+      active.forEach((agent, rank) => {
+        const silent = (now() - lastHeard[rank]) / 1000;
+        if (silent <= heartbeatSec || agent.conn.closed) return;
+        reject(new Error(`Agent rank ${rank} on ${agent.host} (pid ${agent.pid}) stopped answering: no heartbeat for ${silent.toFixed(1)} s. It was fenced out of the job; check that host.`));
+        agent.conn.socket.destroy();
+      });
+    }, 500);
+    watchdog.unref();
   });
   failures.catch(() => {});
 
@@ -103,7 +120,9 @@ export async function runCoordinator(): Promise<void> {
   const pending = new Map<string, { left: number; replies: Message[]; done: (m: Message[]) => void }>();
   active.forEach((agent, rank) => {
     agent.conn.onMessage = (m) => {
+      lastHeard[rank] = now();
       const h = m.header;
+      if (h.type === 'heartbeat') return;
       if (h.type === 'log') return say(h.level as 'info', String(h.message), rank, agent.host);
       if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
       const key =
@@ -136,6 +155,7 @@ export async function runCoordinator(): Promise<void> {
   };
 
   const finish = async (code: number) => {
+    clearInterval(watchdog);
     for (const agent of agents) if (!agent.conn.closed) agent.conn.send({ type: 'shutdown' });
     await log.drain();
     setTimeout(() => process.exit(code), 200);

@@ -126,6 +126,11 @@ export async function runAgent(): Promise<void> {
       setTimeout(() => process.exit(1), 100);
     });
   };
+  // Heartbeats let the coordinator tell a slow agent from a stopped one. Timers fire between the
+  // stage's compute calls, which take milliseconds, so a busy agent still beats.
+  setInterval(() => {
+    if (!coordinator!.closed) coordinator!.send({ type: 'heartbeat' });
+  }, 1000).unref();
   coordinator.onClose = () => {
     process.stderr.write(`${prefix()} lost the coordinator; exiting.\n`);
     process.exit(1);

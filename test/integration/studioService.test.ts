@@ -51,4 +51,16 @@ describe('studio service (the API both shells expose)', () => {
     const failed = await stream.until((e) => e.type === 'status' && e.state === 'failed');
     expect(failed.type === 'status' && failed.message).toMatch(/rank 1 on local-\d \(pid \d+\) (disconnected|was killed by SIGKILL)/);
   });
+
+  it('a stopped agent (SIGSTOP) is caught by heartbeats and fenced out', async () => {
+    service = createStudioService({ shell: 'web' });
+    const stream = collect(service);
+    const plan = presetPlan(zooModel('mlp'), 'pp2-dp1');
+    await service.startTraining({ plan, agents: 2, steps: 100_000 });
+    const agent = await stream.until((e) => e.type === 'agent' && e.rank === 0);
+    await stream.until((e) => e.type === 'step' && e.step >= 3);
+    process.kill(agent.type === 'agent' ? agent.pid : 0, 'SIGSTOP');
+    const failed = await stream.until((e) => e.type === 'status' && e.state === 'failed');
+    expect(failed.type === 'status' && failed.message).toMatch(/rank 0 on local-\d \(pid \d+\) stopped answering: no heartbeat for [\d.]+ s\. It was fenced out/);
+  });
 });

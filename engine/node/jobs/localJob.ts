@@ -190,8 +190,11 @@ export class LocalJob {
     await Promise.all(this.processes.map((p) => p.exited));
   }
 
+  /** SIGTERM first; SIGKILL after a grace period, which also ends a stopped (SIGSTOP) process. */
   private kill(): void {
-    for (const p of this.processes) if (p.child.exitCode === null) p.child.kill('SIGTERM');
+    const alive = () => this.processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    for (const p of alive()) p.child.kill('SIGTERM');
+    setTimeout(() => alive().forEach((p) => p.child.kill('SIGKILL')), 2000).unref();
   }
 
   /** Wait until every process of the job has exited (after `done`). */
