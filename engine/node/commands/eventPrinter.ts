@@ -1,0 +1,32 @@
+import type { JobEvent } from '../../protocol/events.js';
+
+/** One readable line for an event, or null for events a person need not see (info logs, most steps). */
+export function describeEvent(event: JobEvent): string | null {
+  switch (event.type) {
+    case 'status':
+      return `status: ${event.state}${event.message ? ` — ${event.message}` : ''}`;
+    case 'agent':
+      return `agent rank ${event.rank} on ${event.host} (pid ${event.pid}): stage ${event.stage}, replica ${event.replica}, backend ${event.backend}`;
+    case 'step':
+      return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
+    case 'eval':
+      return `eval after step ${event.step}: test accuracy ${(event.testAccuracy * 100).toFixed(2)}%  test loss ${event.testLoss.toFixed(4)}`;
+    case 'log':
+      return event.level === 'info' ? null : `[${event.host}${event.rank === null ? '' : ` rank ${event.rank}`}] ${event.level}: ${event.message}`;
+    case 'checkpoint':
+      return `checkpoint ${event.action} at step ${event.step}: ${event.path}`;
+    case 'final':
+      return `done: test accuracy ${(event.testAccuracy * 100).toFixed(2)}% after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})`;
+  }
+}
+
+/** `--json`: every event as one JSON line; otherwise the readable lines. */
+export function eventPrinter(json: boolean): (event: JobEvent) => void {
+  return (event) => {
+    if (json) process.stdout.write(JSON.stringify(event) + '\n');
+    else {
+      const line = describeEvent(event);
+      if (line) process.stdout.write(line + '\n');
+    }
+  };
+}

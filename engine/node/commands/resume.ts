@@ -1,0 +1,66 @@
+import { parseArgs } from 'node:util';
+import { readCheckpoint } from '../../../agents/coordinator/checkpointFile.js';
+import { parseClusterName } from '../../cluster/cluster.js';
+import { stepsPerEpoch } from '../../data/dataOrder.js';
+import { MNIST_TRAIN } from '../../data/mnistSplit.js';
+import { zooModel } from '../../model/zoo.js';
+import { parsePlan } from '../../plan/plan.js';
+import { presetPlan } from '../../plan/presets.js';
+import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
+import { findResumePoint } from '../jobs/runStore.js';
+import { eventPrinter } from './eventPrinter.js';
+
+export const RESUME_USAGE = `shoal resume <run-id | run folder | file.ckpt> [--cluster local:N] [--plan pp2-dp2]
+             [--steps S | --epochs E] [--checkpoint-every N] [--json]`;
+
+/**
+ * `shoal resume`: continue a run from its newest checkpoint (or a given one) — after a crash, a stop,
+ * or to train longer. The plan may change (another preset, more or fewer agents): parameters and
+ * optimizer state are restored by name. The step counter and so the data order continue.
+ */
+export async function runResume(args: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args,
+    options: {
+      cluster: { type: 'string' },
+      plan: { type: 'string' },
+      steps: { type: 'string' },
+      epochs: { type: 'string' },
+      'checkpoint-every': { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    allowPositionals: true,
+  });
+  if (positionals.length !== 1) throw new Error(`Give one run to resume.\nUsage: ${RESUME_USAGE}`);
+  const point = findResumePoint(positionals[0]);
+  const { header } = readCheckpoint(point.checkpoint);
+  const model = zooModel(header.model);
+  const previous = parsePlan(header.plan);
+  // Another layout may be chosen, but never other hyperparameters: batch, optimizer and seed stay.
+  const plan = values.plan ? presetPlan(model, values.plan, { globalBatch: previous.globalBatch, optimizer: previous.optimizer, seed: previous.seed }) : previous;
+  const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+  const steps = values.steps
+    ? Number(values.steps)
+    : values.epochs
+      ? Math.round(Number(values.epochs) * perEpoch)
+      : (point.record?.steps ?? header.step + perEpoch);
+  if (steps <= header.step) {
+    throw new Error(`Checkpoint ${point.checkpoint} is at step ${header.step}, and the run was asked for ${steps} steps: nothing left to do. Pass --steps or --epochs to train longer.`);
+  }
+  const cluster = parseClusterName(values.cluster ?? `local:${point.record?.agents ?? defaultLocalAgents()}`, defaultLocalAgents());
+  const job = new LocalJob({
+    model,
+    plan,
+    agents: cluster.agents,
+    steps,
+    runDir: point.runDir,
+    resumeFrom: point.checkpoint,
+    checkpointEverySteps: values['checkpoint-every'] ? Number(values['checkpoint-every']) : undefined,
+    onEvent: eventPrinter(Boolean(values.json)),
+  });
+  const stop = () => void job.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await job.start();
+  await job.exited();
+}
