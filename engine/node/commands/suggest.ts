@@ -1,0 +1,121 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseClusterName } from '../../cluster/cluster.js';
+import { parseClusterSpec } from '../../cluster/parseClusterSpec.js';
+import type { ClusterSpec } from '../../cluster/spec.js';
+import type { ModelGraph } from '../../model/graph.js';
+import { importKerasModel } from '../../model/import/importKeras.js';
+import { zooModel } from '../../model/zoo.js';
+import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import { executionSupport } from '../../plan/executionSupport.js';
+import { formatSuggestions } from '../../planner/formatSuggestions.js';
+import { SAMPLES_PER_DEVICE, suggestPlans } from '../../planner/suggestPlans.js';
+import { defaultLocalAgents } from '../jobs/localJob.js';
+import { fail } from './fail.js';
+
+interface SuggestArgs {
+  model: string;
+  cluster: string;
+  top?: number;
+  globalBatch?: number;
+  exhaustive: boolean;
+  runnable: boolean;
+  json: boolean;
+}
+
+function planCommandArgs(args: string[]): SuggestArgs {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args,
+      options: {
+        model: { type: 'string' },
+        cluster: { type: 'string' },
+        top: { type: 'string' },
+        'global-batch': { type: 'string' },
+        exhaustive: { type: 'boolean' },
+        runnable: { type: 'boolean' },
+        json: { type: 'boolean' },
+      },
+      allowPositionals: false,
+    }));
+  } catch (err) {
+    fail(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--json]`);
+  }
+  const positive = (key: string): number | undefined => {
+    const text = values[key as keyof typeof values];
+    if (text === undefined) return undefined;
+    const n = Number(text);
+    if (!Number.isInteger(n) || n < 1) fail(`--${key} must be a whole number of at least 1, got "${String(text)}".`);
+    return n;
+  };
+  return {
+    model: values.model ?? fail('--model is required: a built-in model (see `shoal models`) or a Keras / tfjs model.json file.'),
+    cluster: values.cluster ?? fail('--cluster is required: a cluster spec file (see examples/clusters/) or local:N.'),
+    top: positive('top'),
+    globalBatch: positive('global-batch'),
+    exhaustive: Boolean(values.exhaustive),
+    // On this machine only what `shoal train` can run is useful; elsewhere show the best plans.
+    runnable: Boolean(values.runnable) || /^local(:|$)/.test(values.cluster ?? ''),
+    json: Boolean(values.json),
+  };
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    fail(`Cannot read the ${what} file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    fail(`The ${what} file ${file} is not valid JSON: ${(err as Error).message}.`);
+  }
+}
+
+/** A zoo name or a Keras / tfjs model file (its import diagnostics as text); a cluster file or local:N. */
+function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: number): { model: ModelGraph; cluster: ClusterSpec; diagnostics?: string } {
+  const isFile = (arg: string) => arg.endsWith('.json') || existsSync(arg);
+  let model: ModelGraph;
+  let diagnostics: string | undefined;
+  if (isFile(modelArg)) {
+    const imported = importKerasModel(readJson(modelArg, 'model'));
+    model = imported.graph;
+    if (imported.diagnostics.length) diagnostics = `${modelArg}:\n${formatDiagnostics(imported.diagnostics)}`;
+  } else {
+    model = zooModel(modelArg);
+  }
+  const cluster = /^local(:|$)/.test(clusterArg) ? parseClusterName(clusterArg, localAgents).spec : parseClusterSpec(readJson(clusterArg, 'cluster'));
+  return { model, cluster, ...(diagnostics ? { diagnostics } : {}) };
+}
+
+/** `shoal plan` without a preset: search plans for a model (zoo or Keras file) on a cluster (file or local:N). */
+export function runSuggest(args: string[]): void {
+  const options = planCommandArgs(args);
+  const { model, cluster, diagnostics } = resolvePlanInputs(options.model, options.cluster, defaultLocalAgents());
+  if (diagnostics) process.stderr.write(diagnostics + '\n');
+  const tty = !options.json && process.stderr.isTTY;
+  const result = suggestPlans(model, cluster, {
+    top: options.top,
+    globalBatch: options.globalBatch,
+    exhaustive: options.exhaustive,
+    accept: options.runnable ? (plan) => !hasErrors(executionSupport(plan)) : undefined,
+    onProgress: tty ? (done, total) => process.stderr.write(`\rplanning: ${done}/${total} candidates`) : undefined,
+  });
+  if (tty) process.stderr.write('\r\x1b[K');
+  const batch = options.globalBatch ?? SAMPLES_PER_DEVICE * cluster.devices.length;
+  if (result.evaluated === 0) {
+    fail(`No way to spread "${model.name}" over the ${cluster.devices.length} devices of "${cluster.name}" divides the global batch ${batch} evenly. Use a --global-batch that is a multiple of the device count.`);
+  }
+  if (result.suggestions.length === 0) {
+    fail(`No plan for "${model.name}" fits in memory on "${cluster.name}" (${cluster.devices.length} devices, global batch ${batch}), even with ZeRO-3 and pipelining. Try a smaller --global-batch or a cluster with more memory.`);
+  }
+  if (options.json) {
+    const { searchMs, suggestions } = result;
+    process.stdout.write(JSON.stringify({ searchMs, suggestions }) + '\n');
+  } else {
+    process.stdout.write(formatSuggestions(result, `${model.name} on ${cluster.name}`, cluster) + '\n');
+  }
+}

@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseClusterName } from '../../cluster/cluster.js';
+import { zooModel } from '../../model/zoo.js';
+import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import { executionSupport } from '../../plan/executionSupport.js';
+import { parsePlan, type Plan } from '../../plan/plan.js';
+import { DEFAULT_OPTIMIZER, presetPlan } from '../../plan/presets.js';
+import { validatePlan } from '../../plan/validate.js';
+import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
+import { eventPrinter } from './eventPrinter.js';
+import { fail } from './fail.js';
+
+export type TrainValues = Record<string, string | boolean | undefined>;
+
+export const TRAIN_OPTIONS = {
+  model: { type: 'string' },
+  cluster: { type: 'string' },
+  plan: { type: 'string' },
+  'plan-file': { type: 'string' },
+  epochs: { type: 'string' },
+  steps: { type: 'string' },
+  batch: { type: 'string' },
+  'micro-batches': { type: 'string' },
+  lr: { type: 'string' },
+  seed: { type: 'string' },
+  json: { type: 'boolean' },
+  out: { type: 'string' },
+  'checkpoint-every': { type: 'string' },
+} as const;
+
+export function buildPlan(values: TrainValues): Plan {
+  const model = zooModel(String(values.model ?? fail('--model is required (try `shoal models`).')));
+  if (values['plan-file']) {
+    const file = String(values['plan-file']);
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      fail(`Cannot read the plan file ${file}: ${(err as Error).message}`);
+    }
+    return parsePlan(json);
+  }
+  const number = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
+  const lr = number('lr');
+  return presetPlan(model, String(values.plan ?? 'pp1-dp1'), {
+    globalBatch: number('batch'),
+    microBatches: number('micro-batches'),
+    seed: number('seed'),
+    optimizer: lr === undefined ? undefined : { ...DEFAULT_OPTIMIZER, learningRate: lr },
+  });
+}
+
+/** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
+export async function runTrain(values: TrainValues): Promise<void> {
+  const plan = buildPlan(values);
+  const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
+  const steps = values.steps === undefined ? undefined : Number(values.steps);
+  const epochs = values.epochs === undefined ? (steps === undefined ? 5 : undefined) : Number(values.epochs);
+  const job = new LocalJob({
+    model: zooModel(plan.model),
+    plan,
+    agents: cluster.agents,
+    epochs,
+    steps,
+    runDir: values.out === undefined ? undefined : resolve(String(values.out)),
+    checkpointEverySteps: values['checkpoint-every'] === undefined ? undefined : Number(values['checkpoint-every']),
+    onEvent: eventPrinter(Boolean(values.json)),
+  });
+  const stop = () => void job.stop();
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  try {
+    await job.start();
+    await job.exited();
+  } catch (err) {
+    fail((err as Error).message);
+  }
+}
+
+/** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
+export function printPresetPlan(values: TrainValues): void {
+  const plan = buildPlan(values);
+  const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
+  process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
+  const diagnostics = [...validatePlan(plan, zooModel(plan.model), cluster.spec), ...executionSupport(plan)];
+  if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
+  if (diagnostics.length) process.stderr.write(formatDiagnostics(diagnostics) + '\n');
+}
