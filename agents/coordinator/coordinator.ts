@@ -118,6 +118,8 @@ export async function runCoordinator(): Promise<void> {
 
   // Every control reply is tagged with its round so replies are matched to what asked for them.
   const pending = new Map<string, { left: number; replies: Message[]; done: (m: Message[]) => void }>();
+  // Replies to rounds not yet awaited (an asynchronous pipeline reports steps at its own pace).
+  const early = new Map<string, Message[]>();
   active.forEach((agent, rank) => {
     agent.conn.onMessage = (m) => {
       lastHeard[rank] = now();
@@ -127,8 +129,12 @@ export async function runCoordinator(): Promise<void> {
       if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
       const key =
         h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'snapshotData' ? `snapshot:${h.snapshotId}` : h.type === 'ready' || h.type === 'restored' ? h.type : null;
-      const round = key ? pending.get(key) : undefined;
-      if (!round) return;
+      if (!key) return;
+      const round = pending.get(key);
+      if (!round) {
+        early.set(key, [...(early.get(key) ?? []), m]);
+        return;
+      }
       round.replies.push(m);
       if (--round.left === 0) {
         pending.delete(key!);
@@ -140,7 +146,10 @@ export async function runCoordinator(): Promise<void> {
   const expect = (key: string): Promise<Message[]> => {
     let timer: NodeJS.Timeout | undefined;
     const replies = new Promise<Message[]>((resolve, reject) => {
-      pending.set(key, { left: active.length, replies: [], done: resolve });
+      const arrived = early.get(key) ?? [];
+      early.delete(key);
+      if (arrived.length === active.length) return resolve(arrived);
+      pending.set(key, { left: active.length - arrived.length, replies: arrived, done: resolve });
       timer = setTimeout(() => {
         const round = pending.get(key);
         const answered = new Set(round?.replies.map((m) => Number(m.header.rank)));

@@ -73,18 +73,45 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     log.emit({ type: 'eval', step, epoch: step / perEpoch, ...last });
   };
 
-  for (let step = firstStep; step < config.steps; step++) {
-    const t0 = now();
-    const done = expect(`step:${step}`);
-    broadcast({ type: 'step', step });
-    const replies = await done;
+  const asynchronous = plan.schedule === 'async';
+  let stepStart = now();
+  const record = (step: number, replies: Message[]) => {
     const loss = replies.reduce((acc, m) => acc + Number(m.header.loss), 0);
-    const stepMs = now() - t0;
+    const stepMs = now() - stepStart;
+    stepStart = now();
     if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
     log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
-    const isLast = step === config.steps - 1;
-    if (isLast || (step + 1) % config.evalEverySteps === 0) await evaluate(step + 1);
-    if (isLast || (config.checkpointEverySteps && (step + 1) % config.checkpointEverySteps === 0)) await checkpoint(step + 1);
+    if (asynchronous) {
+      // One line per stage, from its first replica: every replica of a stage runs the same schedule.
+      replies
+        .filter((m) => layout[Number(m.header.rank)].replica === 0)
+        .sort((a, b) => Number(a.header.stage) - Number(b.header.stage))
+        .forEach((m) => log.emit({ type: 'pipeline', step, stage: Number(m.header.stage), ...(m.header.stats as { delay: number; utilization: number; lrMultiplier: number; correction: number }) }));
+    }
+  };
+  const boundary = async (step: number) => {
+    const isLast = step === config.steps;
+    if (isLast || step % config.evalEverySteps === 0) await evaluate(step);
+    if (isLast || (config.checkpointEverySteps && step % config.checkpointEverySteps === 0)) await checkpoint(step);
+  };
+
+  let step = firstStep;
+  while (step < config.steps) {
+    if (!asynchronous) {
+      const done = expect(`step:${step}`);
+      broadcast({ type: 'step', step });
+      record(step, await done);
+      step += 1;
+      await boundary(step);
+      continue;
+    }
+    // The asynchronous pipeline streams until the next evaluation or checkpoint, then drains.
+    const stops = [config.steps, Math.floor(step / config.evalEverySteps + 1) * config.evalEverySteps];
+    if (config.checkpointEverySteps) stops.push(Math.floor(step / config.checkpointEverySteps + 1) * config.checkpointEverySteps);
+    const until = Math.min(...stops);
+    broadcast({ type: 'asyncRun', fromStep: step, toStep: until });
+    for (; step < until; step++) record(step, await expect(`step:${step}`));
+    await boundary(step);
   }
   const seconds = (now() - started) / 1000;
   const stepsRun = config.steps - firstStep;

@@ -7,8 +7,11 @@ import type { OptimizerConfig } from '../../engine/plan/plan.js';
  * their state can be checkpointed and re-sharded later.
  */
 export interface Optimizer {
-  /** Update `params` in place from `grads`; takes ownership of (and disposes) `grads`. */
-  apply(params: tf.Variable[], grads: tf.Tensor[]): void;
+  /**
+   * Update `params` in place from `grads`; takes ownership of (and disposes) `grads`. `lrScale`
+   * multiplies the learning rate for this update (PipeMare's per-stage rescheduling).
+   */
+  apply(params: tf.Variable[], grads: tf.Tensor[], lrScale?: number): void;
   /** Copy of the state (for checkpoints): updates applied so far, and per-parameter slot values. */
   exportState(): OptimizerState;
   /** Replace the state with one exported before (slot arrays in the parameters' order and shapes). */
@@ -41,7 +44,8 @@ class Sgd implements Optimizer {
     this.steps = state.step;
   }
 
-  apply(params: tf.Variable[], grads: tf.Tensor[]): void {
+  apply(params: tf.Variable[], grads: tf.Tensor[], lrScale = 1): void {
+    const lr = this.lr * lrScale;
     this.steps += 1;
     tf.tidy(() => {
       if (this.momentum > 0) {
@@ -50,9 +54,9 @@ class Sgd implements Optimizer {
         const next = v.map((vi, i) => tf.keep(tf.add(tf.mul(vi, this.momentum), grads[i])));
         this.velocity?.forEach((t) => t.dispose());
         this.velocity = next;
-        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(next[i], this.lr))));
+        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(next[i], lr))));
       } else {
-        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(grads[i], this.lr))));
+        params.forEach((p, i) => p.assign(tf.sub(p, tf.mul(grads[i], lr))));
       }
     });
     grads.forEach((g) => g.dispose());
@@ -81,8 +85,9 @@ class Adam implements Optimizer {
     this.t = state.step;
   }
 
-  apply(params: tf.Variable[], grads: tf.Tensor[]): void {
-    const { learningRate, beta1, beta2, epsilon } = this.config;
+  apply(params: tf.Variable[], grads: tf.Tensor[], lrScale = 1): void {
+    const { beta1, beta2, epsilon } = this.config;
+    const learningRate = this.config.learningRate * lrScale;
     this.t += 1;
     const correction1 = 1 - beta1 ** this.t;
     const correction2 = 1 - beta2 ** this.t;

@@ -74,14 +74,23 @@ export class StageModule {
 
   /** Forward pass without gradients: the activation sent downstream, or the logits of the last stage. */
   forward(x: tf.Tensor): tf.Tensor {
-    return tf.tidy(() => this.run(x, this.params));
+    // Always a new tensor, even for a pass-through stage, so callers may dispose input and output freely.
+    return tf.tidy(() => {
+      const y = this.run(x, this.params);
+      return y === x ? x.clone() : y;
+    });
   }
 
-  /** Backward of a middle or first stage, given the gradient of its output. Returns the input gradient. */
-  backward(x: tf.Tensor, dy: tf.Tensor): tf.Tensor {
+  /**
+   * Backward of a middle or first stage, given the gradient of its output. Returns the input gradient.
+   * `weights` differentiates at other weights than the current ones (PipeMare's discrepancy correction).
+   */
+  backward(x: tf.Tensor, dy: tf.Tensor, weights?: tf.Tensor[]): tf.Tensor {
+    // A stage of only pass-through layers (e.g. just the input) is the identity: its input gradient is dy.
+    if (this.params.length === 0 && this.layers.every((l) => l.spec.kind === 'input')) return dy.clone();
     return tf.tidy(() => {
       const gradsOf = tf.grads((input: tf.Tensor, ...params: tf.Tensor[]) => this.run(input, params));
-      const [dx, ...dParams] = gradsOf([x, ...this.params], dy);
+      const [dx, ...dParams] = gradsOf([x, ...(weights ?? this.params)], dy);
       this.accumulate(dParams);
       return dx;
     });

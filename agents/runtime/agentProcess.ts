@@ -11,6 +11,7 @@ import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
 import { loadMnist } from '../data/mnist.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { StageModule } from '../exec/stageModule.js';
+import { createAsyncState, runAsyncPipeline, type AsyncState } from '../schedule/asyncPipeline.js';
 import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
@@ -64,6 +65,7 @@ export async function runAgent(): Promise<void> {
   log('info', `joined the coordinator; backend ${backend.name} (${backend.detail})`);
 
   let ctx: StageContext | null = null;
+  let asyncState: AsyncState | null = null;
   const handle = async (message: Message): Promise<void> => {
     const h = message.header;
     if (h.type === 'setup') {
@@ -86,6 +88,13 @@ export async function runAgent(): Promise<void> {
       const step = Number(h.step);
       const result = await runPipelineStep(ctx, step);
       coordinator!.send({ type: 'stepDone', rank, step, ...result });
+    } else if (h.type === 'asyncRun') {
+      if (!ctx) throw new Error('An asynchronous run arrived before setup.');
+      const stage = ctx.me.stage;
+      asyncState ??= createAsyncState(ctx);
+      await runAsyncPipeline(ctx, asyncState, Number(h.fromStep), Number(h.toStep), (r) =>
+        coordinator!.send({ type: 'stepDone', rank, step: r.step, loss: r.loss, computeMs: r.computeMs, allReduceMs: r.allReduceMs, stage, stats: r.stats }),
+      );
     } else if (h.type === 'eval') {
       if (!ctx) throw new Error('An evaluation arrived before setup.');
       const result = await runPipelineEval(ctx, Number(h.evalId));

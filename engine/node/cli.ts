@@ -9,7 +9,8 @@ const USAGE = `shoal — hybrid-parallel training with TensorFlow.js
 
 Usage:
   shoal train --model <name> [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
-              [--epochs E | --steps S] [--batch B] [--micro-batches M] [--lr X] [--seed N] [--out DIR] [--checkpoint-every N] [--json]
+              [--epochs E | --steps S] [--batch B] [--micro-batches M] [--lr X] [--seed N] [--schedule gpipe|1f1b|async]
+              [--out DIR] [--checkpoint-every N] [--json]
   shoal plan  --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B]
               [--exhaustive] [--runnable] [--json]                  suggest plans, fastest first
                                    (--runnable, implied for local:N: only plans the agents can run today)

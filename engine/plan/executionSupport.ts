@@ -1,5 +1,6 @@
 import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
+import { virtualNodesPerReplica } from './virtualNodes.js';
 
 /**
  * What today's agents cannot execute, as errors: kept apart from validatePlan, which judges the plan
@@ -8,8 +9,9 @@ import type { Plan } from './plan.js';
  */
 export function executionSupport(plan: Plan): Diagnostic[] {
   const findings = new Findings();
-  if (plan.schedule === 'async') {
-    findings.error('schedule-unsupported', `Schedule "${plan.schedule}" is not implemented by the agents yet.`, { field: 'schedule' }, 'Use the "gpipe" or "1f1b" schedule.');
+  const perReplica = virtualNodesPerReplica(plan);
+  if (plan.schedule === 'async' && perReplica.some((n) => n !== perReplica[0])) {
+    findings.error('async-uneven-virtual-nodes', `The asynchronous schedule updates after every micro-batch, all-reducing across replicas, so every replica needs the same number of virtual nodes; the plan has [${perReplica.join(', ')}].`, { field: 'virtualNodes' }, 'Give every replica the same number of virtual nodes, or use the gpipe or 1f1b schedule.');
   }
   if (plan.zero !== 0) {
     findings.error('zero-unsupported', `ZeRO stage ${plan.zero} is not implemented by the agents yet.`, { field: 'zero' }, 'Set zero to 0 (replicated model state) to run the plan now.');

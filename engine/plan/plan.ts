@@ -53,6 +53,21 @@ export const VirtualNodesSchema = z.object({
 });
 export type VirtualNodes = z.infer<typeof VirtualNodesSchema>;
 
+/**
+ * PipeMare's two corrections for the asynchronous schedule (Yang et al., 2019), each switchable:
+ * learning-rate rescheduling by each stage's delay, and discrepancy correction of the weights the
+ * backward pass uses. The formulas are written beside the code that applies them (agents/schedule/pipemare.ts).
+ */
+export const PipeMareSchema = z.object({
+  lrRescheduling: z.boolean().default(true),
+  /** K: optimizer updates over which the delay-scaled step size warms up to the base step size. */
+  warmupUpdates: z.number().int().min(0).default(500),
+  discrepancyCorrection: z.boolean().default(true),
+  /** D in γ = D^(1/τ): how fast the velocity estimate forgets (smaller forgets faster). */
+  decay: z.number().gt(0).lt(1).default(0.1),
+});
+export type PipeMareOptions = z.infer<typeof PipeMareSchema>;
+
 export const PlanSchema = z.object({
   version: z.literal(1),
   model: z.string().min(1),
@@ -70,6 +85,8 @@ export const PlanSchema = z.object({
   sharding: z.record(z.string(), LayerShardingSchema).default({}),
   /** Absent: one virtual node per data-parallel replica. */
   virtualNodes: VirtualNodesSchema.optional(),
+  /** Options of the `async` schedule; defaults apply when absent. */
+  pipemare: PipeMareSchema.optional(),
   optimizer: OptimizerSchema,
   seed: z.number().int().min(0),
 });

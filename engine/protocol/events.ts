@@ -43,6 +43,19 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     time: z.number(),
   }),
   z.object({
+    /** Per-stage health of an asynchronous (PipeMare) pipeline, once per step and stage. */
+    type: z.literal('pipeline'),
+    step: z.number().int(),
+    stage: z.number().int(),
+    /** Optimizer updates between a micro-batch's forward pass and the update applying its gradient. */
+    delay: z.number(),
+    /** Share of wall time the stage computed. */
+    utilization: z.number(),
+    lrMultiplier: z.number(),
+    /** Relative size of the discrepancy correction ‖τ·δ‖/‖w‖ (0 when off). */
+    correction: z.number(),
+  }),
+  z.object({
     type: z.literal('checkpoint'),
     action: z.enum(['saved', 'restored']),
     /** Optimizer steps completed when the checkpoint was taken; training continues at this step. */

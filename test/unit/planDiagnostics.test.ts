@@ -72,7 +72,7 @@ const CASES: Case[] = [
   { code: 'async-stale-weights', severity: 'warning', where: { field: 'microBatches' }, plan: plan('pp4-dp1-m2', (p) => (p.schedule = 'async')) },
   { code: 'few-micro-batches', severity: 'warning', where: { field: 'microBatches' }, plan: plan('pp4-dp1-m2') },
   { code: 'zero-without-data-parallel', severity: 'warning', where: { field: 'zero' }, plan: plan('pp2-dp1', (p) => (p.zero = 2)) },
-  { code: 'schedule-unsupported', severity: 'error', where: { field: 'schedule' }, plan: plan('pp2-dp1', (p) => (p.schedule = 'async')), execution: true },
+  { code: 'async-uneven-virtual-nodes', severity: 'error', where: { field: 'virtualNodes' }, plan: plan('pp1-dp2', (p) => { p.schedule = 'async'; p.virtualNodes = { total: 4, perReplica: [3, 1] }; }), execution: true },
   { code: 'zero-unsupported', severity: 'error', where: { field: 'zero' }, plan: plan('pp1-dp2', (p) => (p.zero = 1)), execution: true },
   { code: 'unequal-data-parallel', severity: 'error', where: { stage: 1, field: 'dataParallel' }, plan: plan('pp2-dp2', (p) => (p.stages[1].dataParallel = 1)), execution: true },
   { code: 'tensor-unsupported', severity: 'error', where: { stage: 0, field: 'tensorParallel' }, plan: plan('pp1-dp1', tensor(2)), execution: true },

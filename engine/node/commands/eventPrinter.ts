@@ -13,6 +13,10 @@ export function describeEvent(event: JobEvent): string | null {
       return `eval after step ${event.step}: test accuracy ${(event.testAccuracy * 100).toFixed(2)}%  test loss ${event.testLoss.toFixed(4)}`;
     case 'log':
       return event.level === 'info' ? null : `[${event.host}${event.rank === null ? '' : ` rank ${event.rank}`}] ${event.level}: ${event.message}`;
+    case 'pipeline':
+      return event.step % 25 === 0
+        ? `  stage ${event.stage}: delay ${event.delay}, utilization ${(event.utilization * 100).toFixed(0)}%, lr ×${event.lrMultiplier.toFixed(3)}, correction ${event.correction.toExponential(2)}`
+        : null;
     case 'checkpoint':
       return `checkpoint ${event.action} at step ${event.step}: ${event.path}`;
     case 'final':

@@ -24,6 +24,7 @@ export const TRAIN_OPTIONS = {
   'micro-batches': { type: 'string' },
   lr: { type: 'string' },
   seed: { type: 'string' },
+  schedule: { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string' },
   'checkpoint-every': { type: 'string' },
@@ -43,12 +44,14 @@ export function buildPlan(values: TrainValues): Plan {
   }
   const number = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
   const lr = number('lr');
-  return presetPlan(model, String(values.plan ?? 'pp1-dp1'), {
+  const plan = presetPlan(model, String(values.plan ?? 'pp1-dp1'), {
     globalBatch: number('batch'),
     microBatches: number('micro-batches'),
     seed: number('seed'),
     optimizer: lr === undefined ? undefined : { ...DEFAULT_OPTIMIZER, learningRate: lr },
   });
+  if (values.schedule === undefined) return plan;
+  return parsePlan({ ...plan, schedule: values.schedule });
 }
 
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */

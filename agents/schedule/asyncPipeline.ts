@@ -1,0 +1,159 @@
+import * as tf from '@tensorflow/tfjs-core';
+import { globalBatchIndices } from '../../engine/data/dataOrder.js';
+import { microBatchSize } from '../../engine/plan/placement.js';
+import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js';
+import { oneFOneBOrder } from '../../engine/sim/scheduleOrder.js';
+import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
+import { ringAllReduce } from '../comm/ringAllReduce.js';
+import { gatherBatch } from '../data/mnist.js';
+import { flatten, unflatten } from '../exec/stageModule.js';
+import type { StageContext } from '../runtime/stageContext.js';
+import { virtualNodesOf } from './pipelineStep.js';
+import { DiscrepancyCorrection, lrMultiplier } from './pipemare.js';
+
+/** What a stage reports for each step of an asynchronous run. */
+export interface AsyncStepReport {
+  step: number;
+  /** This replica's share of the step's mean loss (last stage only). */
+  loss: number;
+  computeMs: number;
+  allReduceMs: number;
+  stats: { delay: number; utilization: number; lrMultiplier: number; correction: number };
+}
+
+/** Per-stage state that lives across asynchronous chunks (epochs): the update count and δ. */
+export interface AsyncState {
+  updates: number;
+  correction: DiscrepancyCorrection;
+  options: PipeMareOptions;
+}
+
+export function createAsyncState(ctx: StageContext): AsyncState {
+  const options = PipeMareSchema.parse(ctx.plan.pipemare ?? {});
+  return { updates: 0, correction: new DiscrepancyCorrection(options), options };
+}
+
+interface Micro {
+  step: number;
+  v: number;
+  m: number;
+}
+
+/**
+ * PipeMare's asynchronous pipeline over steps [fromStep, toStep): the micro-batches of all those steps
+ * flow as one stream in 1F1B order without a flush between steps, and each stage applies an update as
+ * soon as a micro-batch's gradient is ready (all-reduced over its data-parallel group first). One weight
+ * version per stage: the forward pass of a micro-batch uses the weights of its time and the backward
+ * pass the current weights, corrected by T2 if enabled; the step size follows T1. The stream drains at
+ * the end of the chunk so the coordinator can evaluate and checkpoint.
+ */
+export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fromStep: number, toStep: number, report: (r: AsyncStepReport) => void): Promise<void> {
+  const { plan, module, mesh } = ctx;
+  const size = microBatchSize(plan);
+  const inShape = [size, ...module.inputShape];
+  const outShape = [size, ...module.outputShape];
+  const vnodes = virtualNodesOf(ctx);
+  const micros: Micro[] = [];
+  for (let step = fromStep; step < toStep; step++) for (const v of vnodes) for (let m = 0; m < plan.microBatches; m++) micros.push({ step, v, m });
+  const perStep = vnodes.length * plan.microBatches;
+  const replicas = ctx.dataParallelGroup.length;
+  const order = oneFOneBOrder(micros.length, ctx.me.stage, plan.stages.length);
+
+  const stash = new Map<number, { x: tf.Tensor; version: number }>();
+  const perStepDone = new Map<number, number>();
+  const stepLoss = new Map<number, number>();
+  const stepStats = new Map<number, { delay: number; lr: number; computeMs: number; allReduceMs: number }>();
+  const started = performance.now();
+  let busyMs = 0;
+  const timed = <T>(f: () => T): T => {
+    const t0 = performance.now();
+    const out = f();
+    busyMs += performance.now() - t0;
+    return out;
+  };
+  // Tags name a micro-batch by its position in the stream, which every replica shares (their virtual
+  // nodes differ), so the replicas' per-micro-batch all-reduces pair up.
+  const tag = (i: number, kind: string) => `a${micros[i].step}/${i}/${kind}`;
+
+  const update = async (i: number, delay: number) => {
+    const { step } = micros[i];
+    const stats = stepStats.get(step) ?? { delay: 0, lr: 1, computeMs: 0, allReduceMs: 0 };
+    let grads = module.takeGradients();
+    if (replicas > 1) {
+      const t0 = performance.now();
+      const flat = flatten(grads);
+      await ringAllReduce(flat, ctx.me.rank, ctx.dataParallelGroup, mesh.links, tag(i, 'ar'));
+      grads.forEach((g) => g.dispose());
+      grads = unflatten(flat, module.params);
+      stats.allReduceMs += performance.now() - t0;
+    }
+    const lr = lrMultiplier(delay, state.updates, state.options);
+    const t0 = performance.now();
+    timed(() => {
+      const before = state.options.discrepancyCorrection ? module.params.map((p) => p.clone()) : [];
+      ctx.optimizer.apply(module.params, grads, lr);
+      state.correction.observe(before, module.params, delay);
+      before.forEach((t) => t.dispose());
+    });
+    stats.computeMs += performance.now() - t0;
+    state.updates += 1;
+    stepStats.set(step, { ...stats, delay: Math.max(stats.delay, delay), lr });
+    const done = (perStepDone.get(step) ?? 0) + 1;
+    perStepDone.set(step, done);
+    if (done === perStep) {
+      const elapsed = performance.now() - started;
+      report({
+        step,
+        loss: (stepLoss.get(step) ?? 0) / perStep,
+        computeMs: stats.computeMs,
+        allReduceMs: stats.allReduceMs,
+        stats: { delay: stats.delay, utilization: busyMs / Math.max(elapsed, 1e-9), lrMultiplier: lr, correction: state.correction.size(module.params, stats.delay) },
+      });
+    }
+  };
+
+  for (const op of order) {
+    const i = op.micro;
+    const micro = micros[i];
+    if (op.kind === 'forward') {
+      const batch = ctx.prevRank === null || ctx.nextRank === null ? gatherBatch(ctx.data.train, microIndices(ctx, micro)) : null;
+      const x = ctx.prevRank === null ? tf.tensor(batch!.images, inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
+      if (ctx.nextRank === null) {
+        // The last stage has no delay: loss, backward and update happen together.
+        const labels = tf.tensor2d(batch!.oneHot, [size, ctx.numClasses]);
+        const result = timed(() => module.lossBackward(x, labels, size * replicas));
+        stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
+        labels.dispose();
+        x.dispose();
+        if (ctx.prevRank !== null) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
+        result.dx.dispose();
+        await update(i, 0);
+      } else {
+        const y = timed(() => module.forward(x));
+        mesh.link(ctx.nextRank).send({ type: 'tensor', tag: tag(i, 'act') }, floatsToBytes(y.dataSync() as Float32Array));
+        y.dispose();
+        stash.set(i, { x, version: state.updates });
+      }
+    } else if (ctx.nextRank !== null) {
+      const dy = tf.tensor(bytesToFloats((await mesh.link(ctx.nextRank).receive(tag(i, 'grad'))).payload), outShape, 'float32');
+      const { x, version } = stash.get(i)!;
+      stash.delete(i);
+      const delay = state.updates - version;
+      const corrected = state.correction.weightsFor(module.params, delay);
+      const dx = timed(() => module.backward(x, dy, corrected ?? undefined));
+      corrected?.forEach((t) => t.dispose());
+      dy.dispose();
+      x.dispose();
+      if (ctx.prevRank !== null) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(dx.dataSync() as Float32Array));
+      dx.dispose();
+      await update(i, delay);
+    }
+  }
+}
+
+function microIndices(ctx: StageContext, micro: Micro): Uint32Array {
+  const all = globalBatchIndices(ctx.plan.seed, micro.step, ctx.plan.globalBatch, ctx.data.train.size);
+  const size = microBatchSize(ctx.plan);
+  const start = (micro.v * ctx.plan.microBatches + micro.m) * size;
+  return all.subarray(start, start + size);
+}
