@@ -10,7 +10,8 @@ const onlyNode = process.argv.includes('--node');
 const started = Date.now();
 
 // Optional native backends are resolved on the host at run time, never bundled.
-const external = ['@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'electron'];
+// ssh2's optional native speed-ups (cpu-features, *.node) are left out: it falls back to pure JS.
+const external = ['@tensorflow/tfjs-node', '@tensorflow/tfjs-node-gpu', 'electron', 'cpu-features', '*.node'];
 const common = {
   bundle: true,
   platform: 'node',

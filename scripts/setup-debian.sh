@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# Installs the system packages Shoal's tests use on Debian/Ubuntu: Chromium for the end-to-end tests.
+# Installs the system packages Shoal's tests use on Debian/Ubuntu: Chromium for the end-to-end tests,
+# OpenSSH (sshd, ssh-keygen, ssh-agent) for the SSH tests, which run their own private sshd instances.
 # Skips what is already there; uses sudo when not run as root.
 set -euo pipefail
 need=()
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then need+=(chromium); fi
+if [ ! -x /usr/sbin/sshd ]; then need+=(openssh-server); fi
+if ! command -v ssh-keygen >/dev/null 2>&1 || ! command -v ssh-agent >/dev/null 2>&1; then need+=(openssh-client); fi
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup-debian: system packages already present"
   exit 0

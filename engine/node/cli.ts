@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { zooEntries } from '../model/zoo.js';
 import { fail } from './commands/fail.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
+import { runClusterCommand } from './hosts/clusterCommand.js';
 import { runSuggest } from './commands/suggest.js';
 import { printPresetPlan, runTrain, TRAIN_OPTIONS } from './commands/train.js';
 
@@ -16,6 +17,7 @@ Usage:
                                    (--runnable, implied for local:N: only plans the agents can run today)
   shoal plan  --model <name> --plan pp2-dp2 [--cluster local:N]     print a preset plan as JSON and check it
   shoal models                                                      list the built-in models
+  shoal cluster add|import|test|list …                              SSH clusters: hosts, host keys, preflight
   ${RESUME_USAGE}
 
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
@@ -27,6 +29,10 @@ With --json, train prints one JSON object per line and ends with {"final": true,
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
   if (command === 'resume') return runResume(rest);
+  if (command === 'cluster') {
+    process.exitCode = await runClusterCommand(rest);
+    return;
+  }
   if (command === 'plan' && !rest.some((a) => /^--plan(-file)?(=|$)/.test(a))) return runSuggest(rest);
   if (command === 'train' || command === 'plan') {
     const { values } = parseArgs({ args: rest, options: TRAIN_OPTIONS, allowPositionals: false });

@@ -1,0 +1,80 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { utils, type AnyAuthMethod, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
+import { expandHome } from '../../hosts/configDir.js';
+import type { SshEndpoint } from '../../hosts/host.js';
+
+/** Asks the user for the passphrase of an encrypted key; undefined = no passphrase (skip the key). */
+export type PassphrasePrompt = (keyPath: string) => Promise<string | undefined> | string | undefined;
+
+/** The keys OpenSSH tries when no IdentityFile is configured. */
+const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
+
+/**
+ * The authentication methods for one endpoint, in OpenSSH's order: ssh-agent keys, then each identity
+ * file. Key files are read only when their turn comes, so a passphrase is asked for only when the agent
+ * did not already succeed. Passphrases live in this closure for one attempt and are never logged.
+ */
+export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): { handler: AuthHandlerMiddleware; tried: () => string } {
+  const notes: string[] = [];
+  const steps: Array<() => Promise<AnyAuthMethod | undefined>> = [];
+  const agent = process.env.SSH_AUTH_SOCK;
+  if (e.useAgent !== false && agent) {
+    steps.push(async () => {
+      notes.push('ssh-agent keys');
+      return { type: 'agent', username: e.user, agent };
+    });
+  }
+  const explicit = e.identityFiles.length > 0;
+  const files = explicit ? e.identityFiles.map(expandHome) : DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)).filter((f) => existsSync(f));
+  for (const file of files) {
+    steps.push(async () => {
+      const key = await loadKey(file, passphrase, notes);
+      return key ? { type: 'publickey', username: e.user, key } : undefined;
+    });
+  }
+  let next = 0;
+  const handler: AuthHandlerMiddleware = (_left, _partial, callback) => {
+    void (async () => {
+      while (next < steps.length) {
+        const method = await steps[next++]();
+        if (method) return callback(method);
+      }
+      // ssh2 takes `false` for "nothing left to try"; its typings do not say so.
+      callback(false as unknown as AnyAuthMethod);
+    })();
+  };
+  const tried = () => (notes.length > 0 ? notes.join(', ') : explicit ? 'no usable key' : 'no key: none given, no ~/.ssh/id_* and no ssh-agent');
+  return { handler, tried };
+}
+
+async function loadKey(file: string, passphrase: PassphrasePrompt | undefined, notes: string[]): Promise<ParsedKey | undefined> {
+  let data: Buffer;
+  try {
+    data = readFileSync(file);
+  } catch (err) {
+    notes.push(`${file} (cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    return undefined;
+  }
+  let parsed = utils.parseKey(data);
+  if (parsed instanceof Error && /encrypted|passphrase/i.test(parsed.message)) {
+    const secret = passphrase ? await passphrase(file) : undefined;
+    if (secret === undefined) {
+      notes.push(`${file} (encrypted; add it to ssh-agent with ssh-add, or enter its passphrase)`);
+      return undefined;
+    }
+    parsed = utils.parseKey(data, secret);
+    if (parsed instanceof Error) {
+      notes.push(`${file} (wrong passphrase)`);
+      return undefined;
+    }
+  }
+  if (parsed instanceof Error) {
+    notes.push(`${file} (not a private key Shoal can read: ${parsed.message})`);
+    return undefined;
+  }
+  const key = Array.isArray(parsed) ? parsed[0] : parsed;
+  notes.push(file);
+  return key;
+}

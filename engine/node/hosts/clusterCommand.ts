@@ -1,0 +1,157 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { expandHome } from './configDir.js';
+import { clustersFile, loadClusters, saveClusterHosts } from './clusterStore.js';
+import { runClusterTest } from './clusterTest.js';
+import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from './host.js';
+import { importSshConfig } from './sshConfigImport.js';
+
+/** Where the command writes; tests pass their own to read what the user would see. */
+export interface CommandIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Whether questions can be asked (a terminal on stdin). */
+  interactive: boolean;
+}
+
+const processIo: CommandIo = {
+  out: (t) => process.stdout.write(t),
+  err: (t) => process.stderr.write(t),
+  interactive: Boolean(process.stdin.isTTY),
+};
+
+export const CLUSTER_USAGE = `Usage:
+  shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
+  shoal cluster import --name <name> [--ssh-config file] [--hosts a,b]
+  shoal cluster test <name> [--trust-new] [--json]
+  shoal cluster list [--json]
+--identity is used for the hosts and their jump hosts; without it, ssh-agent and ~/.ssh/id_* are tried.
+`;
+
+class UsageError extends Error {}
+
+/** `shoal cluster …`: returns the exit code (0 ok, 1 a host failed or bad input, 2 usage). */
+export async function runClusterCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  const [sub, ...rest] = args;
+  try {
+    switch (sub) {
+      case 'add':
+        return addCommand(rest, io);
+      case 'import':
+        return importCommand(rest, io);
+      case 'test':
+        return await testCommand(rest, io);
+      case 'list':
+        return listCommand(rest, io);
+      case undefined:
+      case 'help':
+      case '--help':
+        io.out(CLUSTER_USAGE);
+        return sub === undefined ? 2 : 0;
+      default:
+        throw new UsageError(`Unknown cluster command "${sub}".`);
+    }
+  } catch (err) {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`shoal cluster: ${(err as Error).message}\n${CLUSTER_USAGE}`);
+      return 2;
+    }
+    io.err(`shoal cluster: ${(err as Error).message}\n`);
+    return 1;
+  }
+}
+
+function clusterName(name: string | undefined): string {
+  if (!name) throw new UsageError('A cluster name is required.');
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new UsageError(`"${name}" is not a cluster name: use letters, digits, dot, dash and underscore.`);
+  return name;
+}
+
+function addCommand(args: string[], io: CommandIo): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { host: { type: 'string', multiple: true }, identity: { type: 'string', multiple: true }, jump: { type: 'string', multiple: true } },
+  });
+  const name = clusterName(positionals[0]);
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
+  if (!values.host?.length) throw new UsageError('Give at least one --host user@address[:port].');
+  const me = userInfo().username;
+  const identityFiles = (values.identity ?? []).map((f) => {
+    const path = resolve(expandHome(f));
+    // Only the path is stored; the key itself stays where it is.
+    if (!existsSync(path)) throw new Error(`Identity file ${path} does not exist.`);
+    if (path.endsWith('.pub')) throw new Error(`${path} is a public key: give the private key file (without .pub).`);
+    return path;
+  });
+  const jump: JumpHop[] = (values.jump ?? [])
+    .flatMap((j) => j.split(','))
+    .map((spec) => ({ ...parseHostSpec(spec.trim(), me), identityFiles }));
+  const existing = loadClusters().find((c) => c.name === name)?.hosts ?? [];
+  const hosts: SshHost[] = [];
+  for (const spec of values.host) {
+    const { user, address, port } = parseHostSpec(spec, me);
+    // The alias is the address; a second host on the same address (another port) gets the port too.
+    const taken = [...existing, ...hosts].some((h) => h.alias === address && (h.address !== address || h.port !== port));
+    const alias = taken ? `${address}-${port}` : address;
+    hosts.push({ alias, address, port, user, identityFiles, useAgent: true, jump });
+  }
+  const cluster = saveClusterHosts(name, hosts);
+  io.out(`Cluster ${name}: ${hosts.map((h) => `${h.user}@${endpointLabel(h)}`).join(', ')} saved (${cluster.hosts.length} host${cluster.hosts.length === 1 ? '' : 's'} in all).\n`);
+  io.out(`Check the hosts with: shoal cluster test ${name}\n`);
+  return 0;
+}
+
+function importCommand(args: string[], io: CommandIo): number {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { name: { type: 'string' }, 'ssh-config': { type: 'string' }, hosts: { type: 'string' } },
+  });
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
+  const name = clusterName(values.name);
+  const only = values.hosts ? values.hosts.split(',').map((s) => s.trim()).filter(Boolean) : undefined;
+  const imported = importSshConfig({ ...(values['ssh-config'] ? { file: values['ssh-config'] } : {}), ...(only ? { only } : {}) });
+  for (const w of imported.warnings) io.err(`warning: ${w}\n`);
+  const cluster = saveClusterHosts(name, imported.hosts);
+  io.out(`Cluster ${name}: imported ${imported.hosts.length} host${imported.hosts.length === 1 ? '' : 's'} from ${imported.file}:\n`);
+  for (const h of imported.hosts) {
+    const via = h.jump.length > 0 ? ` via ${h.jump.map((j) => `${j.user}@${endpointLabel(j)}`).join(' → ')}` : '';
+    io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${via}${h.identityFiles.length ? `  key ${h.identityFiles.join(', ')}` : ''}\n`);
+  }
+  io.out(`${cluster.hosts.length} host${cluster.hosts.length === 1 ? '' : 's'} in all. Check them with: shoal cluster test ${name}\n`);
+  return 0;
+}
+
+function listCommand(args: string[], io: CommandIo): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  if (positionals.length > 0) throw new UsageError(`Unexpected argument "${positionals[0]}".`);
+  const clusters = loadClusters();
+  if (values.json) {
+    io.out(JSON.stringify(clusters, null, 2) + '\n');
+    return 0;
+  }
+  if (clusters.length === 0) {
+    io.out(`No clusters yet (${clustersFile()}). Add one with: shoal cluster add <name> --host user@address[:port]\n`);
+    return 0;
+  }
+  for (const c of clusters) {
+    io.out(`${c.name}\n`);
+    for (const h of c.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
+  }
+  return 0;
+}
+
+async function testCommand(args: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'trust-new': { type: 'boolean' }, json: { type: 'boolean' } } });
+  const name = clusterName(positionals[0]);
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
+  const cluster = loadClusters().find((c) => c.name === name);
+  if (!cluster) {
+    const names = loadClusters().map((c) => c.name);
+    throw new Error(`No cluster "${name}". ${names.length ? `Clusters: ${names.join(', ')}.` : 'Add one with: shoal cluster add <name> --host user@address[:port]'}`);
+  }
+  return runClusterTest(cluster, { trustNew: values['trust-new'] === true, json: values.json === true }, io);
+}

@@ -1,0 +1,64 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { writeFileAtomic } from './atomicWrite.js';
+import { shoalConfigDir } from './configDir.js';
+import { SshHostSchema, type SshHost } from './host.js';
+
+/** A named set of SSH hosts, as the user registered it with `shoal cluster add|import`. */
+export const SshClusterSchema = z.strictObject({
+  name: z.string().min(1),
+  hosts: z.array(SshHostSchema),
+});
+export type SshCluster = z.infer<typeof SshClusterSchema>;
+
+const StoreFileSchema = z.strictObject({
+  version: z.literal(1),
+  clusters: z.array(SshClusterSchema),
+});
+
+export function clustersFile(): string {
+  return join(shoalConfigDir(), 'clusters.json');
+}
+
+/**
+ * All clusters, from clusters.json in the config directory. A file that does not parse is an error that
+ * names it — never silently replaced, so a hand-edit gone wrong loses nothing.
+ */
+export function loadClusters(): SshCluster[] {
+  const path = clustersFile();
+  if (!existsSync(path)) return [];
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`${path} is not valid JSON (${(err as Error).message}). Fix or move the file; Shoal will not overwrite it.`);
+  }
+  const parsed = StoreFileSchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${path}: ${issue.path.join('.') || '(top level)'}: ${issue.message}. Fix or move the file; Shoal will not overwrite it.`);
+  }
+  return parsed.data.clusters;
+}
+
+export function findCluster(name: string): SshCluster | undefined {
+  return loadClusters().find((c) => c.name === name);
+}
+
+/** Create the cluster or add hosts to it. A host alias already in the cluster is replaced by the new one. */
+export function saveClusterHosts(name: string, hosts: SshHost[]): SshCluster {
+  const clusters = loadClusters();
+  let cluster = clusters.find((c) => c.name === name);
+  if (!cluster) {
+    cluster = { name, hosts: [] };
+    clusters.push(cluster);
+  }
+  for (const host of hosts) {
+    const i = cluster.hosts.findIndex((h) => h.alias === host.alias);
+    if (i >= 0) cluster.hosts[i] = host;
+    else cluster.hosts.push(host);
+  }
+  writeFileAtomic(clustersFile(), JSON.stringify({ version: 1, clusters }, null, 2) + '\n');
+  return cluster;
+}
