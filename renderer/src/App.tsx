@@ -1,17 +1,19 @@
 import { useEffect } from 'react';
 import { GraphView } from './graph/GraphView';
 import { initStudio } from './store/actions';
+import { AutoPlanPanel } from './views/AutoPlanPanel';
 import { FinalBanner } from './views/FinalBanner';
 import { Header } from './views/Header';
 import { LogPane } from './views/LogPane';
 import { Monitor } from './views/Monitor';
 import { PlanPanel } from './views/PlanPanel';
+import { PredictedTimeline } from './views/PredictedTimeline';
 import { StatusLine } from './views/StatusLine';
 import { TrainControls } from './views/TrainControls';
 
 let started = false;
 
-/** The studio window: model and graph on the left, plan and results on the right, live charts below. */
+/** The studio window: the graph (the stage editor) with its predicted timeline and live charts; plan, auto-plan and log beside. */
 export function App() {
   useEffect(() => {
     // StrictMode runs effects twice in development; connect once per page.
@@ -25,12 +27,14 @@ export function App() {
       <main className="workspace">
         <div className="workspace__main">
           <GraphView />
+          <PredictedTimeline />
           <Monitor />
         </div>
         <aside className="workspace__side">
-          <PlanPanel />
           <TrainControls />
           <FinalBanner />
+          <PlanPanel />
+          <AutoPlanPanel />
           <LogPane />
         </aside>
       </main>

@@ -51,3 +51,18 @@ function describeFields(spec: object): string {
   }
   return parts.slice(0, 3).join(' · ');
 }
+
+/** Milliseconds with sensible precision: 0.42 ms, 12.3 ms, 1,234 ms. */
+export function formatMs(ms: number): string {
+  if (ms < 10) return `${ms.toFixed(2)} ms`;
+  if (ms < 1000) return `${ms.toFixed(1)} ms`;
+  return `${Math.round(ms).toLocaleString('en-US')} ms`;
+}
+
+/** Bytes in binary units: 812 KiB, 45.2 MiB, 15.8 GiB. */
+export function formatBytes(bytes: number): string {
+  if (bytes >= 2 ** 30) return `${(bytes / 2 ** 30).toFixed(bytes >= 10 * 2 ** 30 ? 0 : 1)} GiB`;
+  if (bytes >= 2 ** 20) return `${(bytes / 2 ** 20).toFixed(bytes >= 10 * 2 ** 20 ? 0 : 1)} MiB`;
+  if (bytes >= 2 ** 10) return `${(bytes / 2 ** 10).toFixed(0)} KiB`;
+  return `${Math.round(bytes)} B`;
+}

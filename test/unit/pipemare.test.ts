@@ -29,7 +29,7 @@ describe('PipeMare T2: discrepancy correction ŵ = w − τ·δ', () => {
     const correction = new DiscrepancyCorrection(options);
     const delay = 2;
     const gamma = 0.1 ** (1 / delay);
-    let w = tf.tensor1d([1, 2]);
+    let w: tf.Tensor = tf.tensor1d([1, 2]);
     let expectedDelta = [0, 0];
     for (let k = 0; k < 3; k++) {
       const next = tf.add(w, tf.tensor1d([0.5, -1]));

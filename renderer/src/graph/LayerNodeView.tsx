@@ -1,16 +1,36 @@
 import { Handle, Position } from '@xyflow/react';
 import type { Node, NodeProps } from '@xyflow/react';
 import type { LayerNode } from '../../../engine/model/graph';
+import type { Diagnostic } from '../../../engine/plan/diagnostics';
+import { nodeHandlers } from '../editor/selection';
 import { describeSpec, formatCount, formatShape } from '../format';
+import { IssueMark } from './IssueMark';
 import { stageColor } from './stageColors';
 
-export type LayerFlowNode = Node<{ layer: LayerNode; stage?: number }, 'layer'>;
+export type LayerDecor = {
+  stage?: number;
+  selected: boolean;
+  issues: Diagnostic[];
+  /** The weight layout when the layer is sharded (not replicated). */
+  sharding?: string;
+};
 
-/** One layer: its name and kind, what it is configured as, its output shape and parameter count. */
+export type LayerFlowNode = Node<{ layer: LayerNode } & LayerDecor, 'layer'>;
+
+/** One layer: its name and kind, its configuration, output shape and parameters; select, drag, right-click. */
 export function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
-  const { layer, stage } = data;
+  const { layer, stage, selected, issues, sharding } = data;
+  const handlers = nodeHandlers([layer.id]);
   return (
-    <div className="layer-node" data-testid="graph-node" data-layer={layer.id} style={{ borderLeftColor: stageColor(stage) }}>
+    <div
+      className={`layer-node nodrag nopan${selected ? ' layer-node--selected' : ''}`}
+      data-testid="graph-node"
+      data-layer={layer.id}
+      data-stage={stage}
+      aria-selected={selected}
+      style={{ borderLeftColor: stageColor(stage) }}
+      {...handlers}
+    >
       <Handle type="target" id="up" position={Position.Top} isConnectable={false} />
       <Handle type="target" id="from-stage" position={Position.Left} isConnectable={false} />
       <div className="layer-node__title">
@@ -20,8 +40,14 @@ export function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
       <div className="layer-node__spec">{describeSpec(layer.spec)}</div>
       <div className="layer-node__facts">
         <span title="Output shape (per sample)">→ {formatShape(layer.outputShape)}</span>
+        {sharding && (
+          <span className="layer-node__shard" data-testid="layer-sharding" title="Weight layout over the stage's tensor-parallel group">
+            {sharding}
+          </span>
+        )}
         <span title="Trainable parameters">{formatCount(layer.params)} params</span>
       </div>
+      <IssueMark issues={issues} />
       <Handle type="source" id="down" position={Position.Bottom} isConnectable={false} />
       <Handle type="source" id="to-stage" position={Position.Right} isConnectable={false} />
     </div>

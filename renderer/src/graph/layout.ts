@@ -9,8 +9,8 @@ import elkWorkerUrl from 'elkjs/lib/elk-worker.min.js?url';
  */
 export const NODE_WIDTH = 232;
 export const NODE_HEIGHT = 76;
-/** Room above a stage's first layer for its badge. */
-const STAGE_TOP = 44;
+/** Room above a stage's first layer for its badge, prediction and first diagnostic. */
+export const STAGE_TOP = 96;
 
 export interface LayoutInput {
   layers: Array<{ id: string; inputs: string[] }>;
@@ -101,10 +101,10 @@ export function columnLayout(input: LayoutInput): LayoutResult {
     const stage = input.stageOf.get(layer.id);
     if (stage !== current?.stage) {
       if (current) y += 24;
-      current = stage === undefined ? undefined : { stage, x: 0, y, width: NODE_WIDTH + 40, height: 44 };
+      current = stage === undefined ? undefined : { stage, x: 0, y, width: NODE_WIDTH + 40, height: STAGE_TOP };
       if (current) {
         result.stages.push(current);
-        y += 44;
+        y += STAGE_TOP;
       }
     }
     if (current) {

@@ -2,7 +2,10 @@ import type { JobEvent } from '../../../engine/protocol/events';
 import type { StudioClient } from '../api/client';
 import { connectStudio } from '../api/client';
 import { applyEvents, emptyMetrics, isActive } from './metrics';
-import { derivePlan } from './planState';
+import { presetPlan } from '../../../engine/plan/presets';
+import type { ModelGraph } from '../../../engine/model/graph';
+import { clearPlan, loadPlan, useEditor } from '../editor/editorStore';
+import { currentPlanState } from './planState';
 import { useStudio } from './studioStore';
 import type { PresetName } from './studioStore';
 
@@ -59,8 +62,9 @@ async function reattach(): Promise<void> {
   if (!client) return;
   const running = (await client.listJobs()).filter((j) => isActive(j.state)).sort((a, b) => b.startedAt - a.startedAt)[0];
   if (!running) return;
-  const { set, preset } = useStudio.getState();
-  set({ job: { id: running.id, model: running.model, preset, agents: running.agents, metrics: emptyMetrics() } });
+  const { set } = useStudio.getState();
+  const planLabel = 'running plan';
+  set({ job: { id: running.id, model: running.model, planLabel, agents: running.agents, metrics: emptyMetrics() } });
   const history = await client.jobEvents(running.id, 0);
   const job = useStudio.getState().job;
   if (job?.id !== running.id) return;
@@ -76,23 +80,46 @@ export async function selectModel(name: string): Promise<void> {
   set({ modelName: name, modelError: undefined });
   try {
     const model = await client.getModel(name);
-    if (useStudio.getState().modelName === name) set({ model });
+    if (useStudio.getState().modelName !== name) return;
+    set({ model });
+    loadPreset(model, useStudio.getState().preset, true);
   } catch (error) {
     set({ model: undefined, modelError: errorText(error) });
+    clearPlan();
+  }
+}
+
+/** Load a preset's plan into the editor; a preset that cannot cut this model says why. */
+function loadPreset(model: ModelGraph, preset: PresetName, fresh: boolean): void {
+  try {
+    loadPlan(presetPlan(model, preset), preset, fresh);
+  } catch (error) {
+    if (fresh) clearPlan();
+    useEditor.setState({ notice: { tone: 'refused', text: errorText(error) } });
   }
 }
 
 export function setPreset(preset: PresetName): void {
   useStudio.getState().set({ preset });
+  const model = useStudio.getState().model;
+  if (model) loadPreset(model, preset, false);
+}
+
+/** "Reset to preset": the current preset's plan, as an edit that Undo takes back. */
+export function resetToPreset(): void {
+  const { model, preset } = useStudio.getState();
+  if (model) loadPreset(model, preset, false);
 }
 
 export async function startTraining(): Promise<void> {
   const state = useStudio.getState();
   if (!client || !state.model || (state.job && isActive(state.job.metrics.state))) return;
-  const { plan, diagnostics } = derivePlan(state.model, state.preset, state.agents);
-  if (!plan || diagnostics.some((d) => d.severity === 'error')) return;
+  const editor = useEditor.getState();
+  const { plan, diagnostics } = currentPlanState(state.model, editor.plan, state.cluster, state.agents);
+  if (state.cluster !== 'local' || !plan || diagnostics.some((d) => d.severity === 'error')) return;
   queue = [];
-  state.set({ actionError: undefined, job: { model: state.model.name, preset: state.preset, agents: state.agents, metrics: emptyMetrics() } });
+  const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}`;
+  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, metrics: emptyMetrics() } });
   try {
     const { jobId } = await client.startTraining({ plan, agents: state.agents, epochs: state.epochs });
     const job = useStudio.getState().job;

@@ -2,6 +2,7 @@ import { create } from 'zustand';
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { StudioInfo } from '../../../engine/protocol/studioApi';
+import type { ClusterChoice } from './clusters';
 import type { JobMetrics } from './metrics';
 
 export const PRESETS = ['pp1-dp1', 'pp2-dp1', 'pp2-dp2', 'pp2-dp2-m8'] as const;
@@ -16,7 +17,8 @@ export interface JobView {
   /** Unknown while the start request is in flight. */
   id?: string;
   model: string;
-  preset: PresetName;
+  /** Where the plan came from: a preset, "auto-plan #1", with "(edited)" when the user changed it. */
+  planLabel: string;
   agents: number;
   metrics: JobMetrics;
 }
@@ -29,6 +31,8 @@ export interface StudioState {
   model?: ModelGraph;
   modelError?: string;
   preset: PresetName;
+  /** The cluster the plan is made, validated and priced for. */
+  cluster: ClusterChoice;
   agents: number;
   epochs: number;
   job?: JobView;
@@ -42,6 +46,7 @@ export const useStudio = create<StudioState>()((set) => ({
   connection: { state: 'connecting' },
   models: [],
   preset: 'pp2-dp2',
+  cluster: 'local',
   agents: 2,
   epochs: 5,
   set: (partial) => set(partial),

@@ -12,6 +12,15 @@ const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.t
 export function Monitor() {
   const metrics = useStudio((s) => s.job?.metrics);
   const steps = metrics?.steps ?? [];
+  // Before the first job the charts would be empty: a single line keeps the room for the graph.
+  if (!metrics) {
+    return (
+      <section className="monitor panel monitor--empty" aria-label="Monitor">
+        <h2 className="panel__title">Monitor</h2>
+        <span className="muted">Press Train to run the plan on this machine: loss, accuracy and throughput appear here live.</span>
+      </section>
+    );
+  }
   return (
     <section className="monitor panel" aria-label="Monitor">
       <div className="monitor__header">

@@ -1,46 +1,43 @@
 import type { PlanCost } from '../../../engine/cost/planCost';
-import { stageColor } from '../graph/stageColors';
-
-const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 24 ? 1 : 0)} MiB`;
+import { formatBytes, formatMs } from '../format';
 
 /**
  * What the cost model predicts for the plan before anything runs: step time and its breakdown, the
- * pipeline bubble, and each stage's memory against its device (red when it does not fit).
+ * pipeline bubble, the peak memory against capacity (red when a device does not fit) and traffic.
+ * Per-stage numbers are in the stage table and on the stage boxes.
  */
-export function Prediction({ cost }: { cost: PlanCost }) {
-  const perStage = new Map<number, PlanCost['devices'][number]>();
-  for (const d of cost.devices) if (!perStage.has(d.stage) || d.memory.total > perStage.get(d.stage)!.memory.total) perStage.set(d.stage, d);
+export function Prediction({ cost, pricedOnAgents }: { cost: PlanCost; pricedOnAgents?: number }) {
+  const over = cost.devices.filter((d) => !d.fits);
+  const worst = cost.devices.reduce((a, b) => (b.memory.total / b.capacityBytes > a.memory.total / a.capacityBytes ? b : a));
+  const m = worst.memory;
   return (
     <div className="prediction" data-testid="prediction">
       <div className="prediction__head">
-        Predicted <span className="prediction__hint">(datasheet speeds)</span>
+        Predicted <span className="prediction__hint">(datasheet speeds{pricedOnAgents ? `, on ${pricedOnAgents} agents` : ''})</span>
       </div>
       <dl className="plan__facts">
         <dt>Step time</dt>
         <dd data-testid="predicted-step">
-          {cost.stepMs.toFixed(cost.stepMs < 10 ? 2 : 1)} ms · {Math.round(cost.samplesPerSec).toLocaleString()} samples/s
+          {formatMs(cost.stepMs)} · {Math.round(cost.samplesPerSec).toLocaleString('en-US')} samples/s
         </dd>
         <dt>Breakdown</dt>
         <dd>
           compute {cost.breakdown.computeMs.toFixed(1)} · comm {cost.breakdown.exposedCommMs.toFixed(1)} · bubble {cost.breakdown.bubbleMs.toFixed(1)} ms
         </dd>
         <dt>Bubble</dt>
-        <dd>{(cost.bubbleFraction * 100).toFixed(1)}% of the pipeline phase</dd>
+        <dd data-testid="predicted-bubble">{(cost.bubbleFraction * 100).toFixed(1)}% of the pipeline phase</dd>
         <dt>Memory</dt>
-        <dd>
-          {[...perStage.values()].map((d) => (
-            <span
-              key={d.stage}
-              className={`plan__stage${d.fits ? '' : ' plan__stage--over'}`}
-              style={{ borderColor: stageColor(d.stage) }}
-              title={`parameters ${mib(d.memory.parameters)}, gradients ${mib(d.memory.gradients)}, optimizer ${mib(d.memory.optimizer)}, activations ${mib(d.memory.activations)}, buffers ${mib(d.memory.buffers)}`}
-            >
-              {mib(d.memory.total)} / {mib(d.capacityBytes)}
-            </span>
-          ))}
+        <dd
+          data-testid="predicted-memory"
+          data-fits={cost.fits}
+          className={cost.fits ? '' : 'plan__stage--over'}
+          title={`Most loaded device ${worst.device} (stage ${worst.stage}): parameters ${formatBytes(m.parameters)}, gradients ${formatBytes(m.gradients)}, optimizer ${formatBytes(m.optimizer)}, activations ${formatBytes(m.activations)}, buffers ${formatBytes(m.buffers)}`}
+        >
+          {formatBytes(m.total)} / {formatBytes(worst.capacityBytes)} peak
+          {!cost.fits && ` — ${over.length} device${over.length > 1 ? 's' : ''} out of memory`}
         </dd>
         <dt>Traffic</dt>
-        <dd>{mib(cost.commBytesPerStep)} per step</dd>
+        <dd data-testid="predicted-traffic">{formatBytes(cost.commBytesPerStep)} per step</dd>
       </dl>
     </div>
   );

@@ -3,33 +3,45 @@ import { isActive } from '../store/metrics';
 import { usePlan } from '../store/planState';
 import { useStudio } from '../store/studioStore';
 
-/** Train starts the current plan on local agents; Stop ends the running job. */
+/** Train starts the edited plan on local agents (or says why it cannot); Stop ends the running job. */
 export function TrainControls() {
   const connected = useStudio((s) => s.connection.state === 'connected');
   const model = useStudio((s) => s.model);
   const job = useStudio((s) => s.job);
+  const local = useStudio((s) => s.cluster === 'local');
   const { plan, diagnostics } = usePlan();
   const running = !!job && isActive(job.metrics.state);
-  const blocked = !plan || diagnostics.some((d) => d.severity === 'error');
+  const firstError = diagnostics.find((d) => d.severity === 'error');
   const why = !connected
-    ? 'Not connected'
+    ? 'Not connected.'
     : !model
-      ? 'Pick a model'
+      ? 'Pick a model.'
       : model.numClasses === undefined
-        ? 'This model can be planned and priced but not trained yet'
-        : blocked
-          ? 'Fix the plan first'
-          : running
-            ? 'A job is running'
-            : undefined;
+        ? 'This model can be planned and priced but not trained yet.'
+        : !local
+          ? 'Training runs on This machine: pick it as the cluster to train this plan.'
+          : !plan
+            ? 'There is no plan to run.'
+            : firstError
+              ? `Fix the plan first: ${firstError.message}`
+              : running
+                ? 'A job is running.'
+                : undefined;
   return (
-    <div className="train-controls">
-      <button type="button" className="button button--primary" data-testid="train-button" disabled={!!why} title={why} onClick={() => void startTraining()}>
-        {running ? 'Training…' : 'Train'}
-      </button>
-      <button type="button" className="button" data-testid="stop-button" disabled={!running || !job?.id} onClick={() => void stopTraining()}>
-        Stop
-      </button>
+    <div className="train">
+      <div className="train-controls">
+        <button type="button" className="button button--primary" data-testid="train-button" disabled={!!why} title={why} onClick={() => void startTraining()}>
+          {running ? 'Training…' : 'Train'}
+        </button>
+        <button type="button" className="button" data-testid="stop-button" disabled={!running || !job?.id} onClick={() => void stopTraining()}>
+          Stop
+        </button>
+      </div>
+      {why && !running && connected && model && (
+        <div className="train__why muted" data-testid="train-why">
+          {why}
+        </div>
+      )}
     </div>
   );
 }

@@ -1,0 +1,117 @@
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';
+import type { Edge, Node, NodeTypes } from '@xyflow/react';
+import { useEffect, useRef } from 'react';
+import type { DragEvent } from 'react';
+import { moveTo } from '../editor/commands';
+import { setSelection } from '../editor/editorStore';
+import { DRAG_TYPE, draggedLayers } from '../editor/selection';
+import { BlockNodeView } from './BlockNodeView';
+import type { Box } from './layout';
+import { LayerNodeView } from './LayerNodeView';
+import { stageColor } from './stageColors';
+import { StageNodeView } from './StageNodeView';
+import type { FlowNode } from './toFlow';
+
+const nodeTypes: NodeTypes = { layer: LayerNodeView, block: BlockNodeView, stage: StageNodeView };
+
+interface Props {
+  nodes: FlowNode[];
+  edges: Edge[];
+  /** The view is fitted when this changes (another model, folding, a stage added or removed). */
+  fitKey: string;
+  /** A new layout: fitted too, unless the user has panned or zoomed since the last fit. */
+  version: number;
+  stages: Array<Box & { stage: number }>;
+  onDropTarget(stage: number | undefined): void;
+}
+
+const miniColor = (node: Node) => (node.type === 'stage' ? 'transparent' : stageColor(node.data.stage as number | undefined));
+
+function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget }: Props) {
+  const flow = useReactFlow();
+  const target = useRef<number>(undefined);
+  const userMoved = useRef(false);
+  const fitted = useRef('');
+  useEffect(() => {
+    if (fitKey !== fitted.current) userMoved.current = false;
+    fitted.current = fitKey;
+    if (userMoved.current) return;
+    const frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.08, maxZoom: 1.1 }));
+    return () => cancelAnimationFrame(frame);
+  }, [flow, fitKey, version]);
+  // The panel shrinks when the monitor opens: keep the graph fitted while the user has not moved it.
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) return;
+    let frame = 0;
+    const observer = new ResizeObserver(() => {
+      cancelAnimationFrame(frame);
+      frame = requestAnimationFrame(() => !userMoved.current && void flow.fitView({ padding: 0.08, maxZoom: 1.1 }));
+    });
+    observer.observe(el);
+    return () => {
+      observer.disconnect();
+      cancelAnimationFrame(frame);
+    };
+  }, [flow]);
+
+  /** The stage box under the pointer, in flow coordinates. */
+  const stageAt = (e: DragEvent) => {
+    const p = flow.screenToFlowPosition({ x: e.clientX, y: e.clientY });
+    return stages.find((b) => p.x >= b.x && p.x <= b.x + b.width && p.y >= b.y && p.y <= b.y + b.height)?.stage;
+  };
+  const setTarget = (stage: number | undefined) => {
+    if (target.current === stage) return;
+    target.current = stage;
+    onDropTarget(stage);
+  };
+  const onDragOver = (e: DragEvent) => {
+    if (!draggedLayers() && !e.dataTransfer.types.includes(DRAG_TYPE)) return;
+    e.preventDefault();
+    e.dataTransfer.dropEffect = 'move';
+    setTarget(stageAt(e));
+  };
+  const onDrop = (e: DragEvent) => {
+    e.preventDefault();
+    setTarget(undefined);
+    const raw = e.dataTransfer.getData(DRAG_TYPE);
+    const ids = draggedLayers() ?? (raw ? (JSON.parse(raw) as string[]) : undefined);
+    const stage = stageAt(e);
+    if (ids && stage !== undefined) moveTo(ids, stage);
+  };
+
+  return (
+    <div ref={box} className="graph__canvas" onDragOver={onDragOver} onDrop={onDrop} onDragLeave={(e) => e.currentTarget === e.target && setTarget(undefined)}>
+      <ReactFlow
+        nodes={nodes}
+        edges={edges}
+        nodeTypes={nodeTypes}
+        colorMode="dark"
+        nodesDraggable={false}
+        nodesConnectable={false}
+        elementsSelectable={false}
+        proOptions={{ hideAttribution: true }}
+        minZoom={0.05}
+        onlyRenderVisibleElements={nodes.length > 300}
+        onMoveStart={(event) => {
+          if (event) userMoved.current = true;
+        }}
+        onPaneClick={() => setSelection([])}
+        fitView
+      >
+        <Background gap={24} size={1} />
+        <Controls showInteractive={false} />
+        {nodes.length > 60 && <MiniMap pannable zoomable nodeColor={miniColor} maskColor="rgba(15, 20, 25, 0.7)" />}
+      </ReactFlow>
+    </div>
+  );
+}
+
+export function FlowCanvas(props: Props) {
+  return (
+    <ReactFlowProvider>
+      <Canvas {...props} />
+    </ReactFlowProvider>
+  );
+}
