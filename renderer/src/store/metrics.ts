@@ -1,5 +1,8 @@
 import type { FinalEvent, JobEvent, JobState } from '../../../engine/protocol/events';
 
+/** The latest health of one stage of an asynchronous (PipeMare) pipeline. */
+export type PipelineStageLine = Extract<JobEvent, { type: 'pipeline' }>;
+
 /** What the monitor shows of one job, folded from its event stream. Arrays are replaced, never mutated. */
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
@@ -30,13 +33,15 @@ export interface JobMetrics {
   elapsedMs: number;
   agents: AgentLine[];
   logs: LogLine[];
+  /** Per stage, the newest `pipeline` event (asynchronous schedule only). */
+  pipeline: PipelineStageLine[];
   final?: FinalEvent;
 }
 
 const MAX_LOGS = 500;
 
 export function emptyMetrics(): JobMetrics {
-  return { state: 'starting', steps: [], loss: [], samplesPerSec: [], evalSteps: [], accuracy: [], epoch: 0, elapsedMs: 0, agents: [], logs: [] };
+  return { state: 'starting', steps: [], loss: [], samplesPerSec: [], evalSteps: [], accuracy: [], epoch: 0, elapsedMs: 0, agents: [], logs: [], pipeline: [] };
 }
 
 export function isActive(state: JobState): boolean {
@@ -81,6 +86,9 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
         break;
       case 'log':
         next.logs.push({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });
+        break;
+      case 'pipeline':
+        next.pipeline = [...next.pipeline.filter((p) => p.stage !== event.stage), event].sort((a, b) => a.stage - b.stage);
         break;
       case 'final':
         next.final = event;

@@ -1,6 +1,7 @@
 import { LineChart } from '../charts/LineChart';
 import { useStudio } from '../store/studioStore';
 import { stageColor } from '../graph/stageColors';
+import { PipelineStats } from './PipelineStats';
 
 /** Accuracy: from a round number a little below the lowest value up to 100%, so late gains stay visible. */
 const percentRange = (min: number): [number, number] => [Math.max(0, Math.min(90, Math.floor((min - 2) / 5) * 5)), 100];
@@ -49,6 +50,7 @@ export function Monitor() {
         />
         <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} />
       </div>
+      <PipelineStats stages={metrics.pipeline} />
     </section>
   );
 }
