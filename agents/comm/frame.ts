@@ -12,63 +12,133 @@ const PREFIX = 8;
 /** Guard against a corrupt or hostile length field allocating gigabytes. */
 export const MAX_FRAME_BYTES = 1 << 30;
 
+/**
+ * The frame as the parts to write: the prefix and header in one small buffer, then the payload as a
+ * view of the caller's memory (never copied: a 100 MB gradient goes to the socket as it is).
+ */
 export function encodeFrame(message: Message): Buffer[] {
-  const header = Buffer.from(JSON.stringify(message.header), 'utf8');
+  const json = JSON.stringify(message.header);
+  const headerLength = Buffer.byteLength(json, 'utf8');
   const payloadLength = message.payload?.byteLength ?? 0;
-  const prefix = Buffer.allocUnsafe(PREFIX);
-  prefix.writeUInt32BE(header.length, 0);
-  prefix.writeUInt32BE(payloadLength, 4);
-  const parts: Buffer[] = [prefix, header];
-  if (message.payload && payloadLength > 0) {
-    parts.push(Buffer.from(message.payload.buffer, message.payload.byteOffset, payloadLength));
-  }
-  return parts;
+  const head = Buffer.allocUnsafe(PREFIX + headerLength);
+  head.writeUInt32BE(headerLength, 0);
+  head.writeUInt32BE(payloadLength, 4);
+  head.write(json, PREFIX, 'utf8');
+  if (!message.payload || payloadLength === 0) return [head];
+  return [head, Buffer.from(message.payload.buffer, message.payload.byteOffset, payloadLength)];
 }
 
-/** Incremental decoder: feed it socket chunks, it returns the complete messages they finish. */
-export class FrameDecoder {
-  private chunks: Buffer[] = [];
-  private buffered = 0;
+/**
+ * Chooses where a payload of `length` bytes will be written as it arrives. Receivers that know where
+ * a tensor belongs (a collective's destination range) return that memory, so the bytes land in place.
+ */
+export type PayloadAllocator = (header: Message['header'], length: number) => Uint8Array;
 
-  push(chunk: Buffer): Message[] {
-    this.chunks.push(chunk);
-    this.buffered += chunk.length;
+/**
+ * A fresh buffer of its own (offset 0, so it can be viewed as a Float32Array) and not zero-filled,
+ * since every byte is about to be overwritten.
+ */
+export const freshPayload: PayloadAllocator = (_header, length) => {
+  const b = Buffer.allocUnsafeSlow(length);
+  return new Uint8Array(b.buffer, b.byteOffset, length);
+};
+
+/**
+ * Incremental decoder: feed it socket chunks, it returns the complete messages they finish. The
+ * payload buffer is allocated once from the length prefix and filled as chunks arrive, so a large
+ * frame is never re-concatenated; only the few bytes of a prefix or header split across chunks are
+ * staged.
+ */
+export class FrameDecoder {
+  private readonly prefix = Buffer.alloc(PREFIX);
+  private prefixFilled = 0;
+  private headerLength = 0;
+  private payloadLength = 0;
+  private headerBytes: Buffer | null = null;
+  private headerFilled = 0;
+  private header: Message['header'] | null = null;
+  private payload: Uint8Array | null = null;
+  private payloadFilled = 0;
+
+  constructor(private readonly allocate: PayloadAllocator = freshPayload) {}
+
+  push(chunk: Uint8Array): Message[] {
     const out: Message[] = [];
-    for (;;) {
-      if (this.buffered < PREFIX) break;
-      const prefix = this.peek(PREFIX);
-      const headerLength = prefix.readUInt32BE(0);
-      const payloadLength = prefix.readUInt32BE(4);
-      if (headerLength + payloadLength > MAX_FRAME_BYTES) {
-        throw new Error(`Frame of ${headerLength + payloadLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit; the peer is not speaking Shoal's protocol.`);
-      }
-      const total = PREFIX + headerLength + payloadLength;
-      if (this.buffered < total) break;
-      const frame = this.take(total);
-      const header = JSON.parse(frame.toString('utf8', PREFIX, PREFIX + headerLength)) as Message['header'];
-      let payload: Uint8Array | undefined;
-      if (payloadLength > 0) {
-        // Copy into a fresh, aligned buffer so the receiver may view it as a Float32Array.
-        payload = new Uint8Array(payloadLength);
-        payload.set(frame.subarray(PREFIX + headerLength, total));
-      }
-      out.push({ header, payload });
+    let at = 0;
+    while (at < chunk.length) {
+      if (this.payload) at = this.fillPayload(chunk, at, out);
+      else if (this.headerBytes) at = this.fillHeader(chunk, at, out);
+      else at = this.fillPrefix(chunk, at, out);
     }
     return out;
   }
 
-  private peek(n: number): Buffer {
-    if (this.chunks[0].length >= n) return this.chunks[0].subarray(0, n);
-    return Buffer.concat(this.chunks).subarray(0, n);
+  /**
+   * The unfilled rest of the payload being received, or null between payloads: a reader that can
+   * choose its read buffer reads straight into it and then reports the bytes with `filled`.
+   */
+  payloadWindow(): Uint8Array | null {
+    return this.payload ? this.payload.subarray(this.payloadFilled) : null;
   }
 
-  private take(n: number): Buffer {
-    const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
-    const frame = all.subarray(0, n);
-    const rest = all.subarray(n);
-    this.chunks = rest.length > 0 ? [rest] : [];
-    this.buffered = rest.length;
-    return frame;
+  /** Account for `n` bytes that were read directly into `payloadWindow()`; returns the message if it is now complete. */
+  filled(n: number): Message | null {
+    this.payloadFilled += n;
+    return this.payloadFilled === this.payloadLength ? this.finish() : null;
+  }
+
+  private fillPrefix(chunk: Uint8Array, at: number, out: Message[]): number {
+    const n = Math.min(PREFIX - this.prefixFilled, chunk.length - at);
+    this.prefix.set(chunk.subarray(at, at + n), this.prefixFilled);
+    this.prefixFilled += n;
+    if (this.prefixFilled < PREFIX) return at + n;
+    this.prefixFilled = 0;
+    this.headerLength = this.prefix.readUInt32BE(0);
+    this.payloadLength = this.prefix.readUInt32BE(4);
+    if (this.headerLength + this.payloadLength > MAX_FRAME_BYTES) {
+      throw new Error(`Frame of ${this.headerLength + this.payloadLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit; the peer is not speaking Shoal's protocol.`);
+    }
+    this.headerBytes = Buffer.allocUnsafe(this.headerLength);
+    this.headerFilled = 0;
+    if (this.headerLength === 0) this.headerDone(out);
+    return at + n;
+  }
+
+  private fillHeader(chunk: Uint8Array, at: number, out: Message[]): number {
+    const n = Math.min(this.headerLength - this.headerFilled, chunk.length - at);
+    this.headerBytes!.set(chunk.subarray(at, at + n), this.headerFilled);
+    this.headerFilled += n;
+    if (this.headerFilled === this.headerLength) this.headerDone(out);
+    return at + n;
+  }
+
+  private headerDone(out: Message[]): void {
+    this.header = JSON.parse(this.headerBytes!.toString('utf8')) as Message['header'];
+    this.headerBytes = null;
+    if (this.payloadLength === 0) {
+      out.push(this.finish());
+      return;
+    }
+    const target = this.allocate(this.header, this.payloadLength);
+    if (target.byteLength !== this.payloadLength) throw new Error(`Payload buffer of ${target.byteLength} bytes for a ${this.payloadLength}-byte payload.`);
+    this.payload = target;
+    this.payloadFilled = 0;
+  }
+
+  private fillPayload(chunk: Uint8Array, at: number, out: Message[]): number {
+    const n = Math.min(this.payloadLength - this.payloadFilled, chunk.length - at);
+    this.payload!.set(chunk.subarray(at, at + n), this.payloadFilled);
+    const done = this.filled(n);
+    if (done) out.push(done);
+    return at + n;
+  }
+
+  private finish(): Message {
+    const message: Message = { header: this.header!, payload: this.payload ?? undefined };
+    this.header = null;
+    this.payload = null;
+    this.payloadFilled = 0;
+    return message;
   }
 }
 

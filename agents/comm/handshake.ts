@@ -1,6 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { connect, createServer, type Server } from 'node:net';
+import { createServer, type Server } from 'node:net';
 import { Connection } from './connection.js';
+import { adoptRouted, connectRouted } from './readRouter.js';
 
 /**
  * Mutual challenge–response on every socket, keyed by the job secret. Neither side ever sends the
@@ -39,9 +40,11 @@ export function listenAuthenticated(
   onConnection: (conn: Connection, hello: Hello) => void,
   onRefused: (peer: string, reason: string) => void,
 ): Promise<Server> {
-  const server = createServer((socket) => {
-    const peer = `${socket.remoteAddress}:${socket.remotePort}`;
-    const conn = new Connection(socket, peer);
+  // Paused on connect: nothing may be read before the socket is given routed reads (readRouter.ts).
+  const server = createServer({ pauseOnConnect: true }, (accepted) => {
+    const peer = `${accepted.remoteAddress}:${accepted.remotePort}`;
+    const { socket, router } = adoptRouted(accepted);
+    const conn = new Connection(socket, peer, router);
     const nonce = randomBytes(32).toString('hex');
     const run = async () => {
       conn.send({ type: 'challenge', tag: TAG, nonce });
@@ -68,7 +71,7 @@ export function listenAuthenticated(
 
 /** Connect to an authenticated listener, proving the secret and checking that the server knows it too. */
 export async function connectAuthenticated(host: string, port: number, secret: string, hello: Hello): Promise<Connection> {
-  const socket = connect(port, host);
+  const { socket, router } = connectRouted(port, host);
   await withTimeout(
     new Promise<void>((resolve, reject) => {
       socket.once('connect', () => resolve());
@@ -76,7 +79,7 @@ export async function connectAuthenticated(host: string, port: number, secret: s
     }),
     `Connecting to ${host}:${port}`,
   );
-  const conn = new Connection(socket, `${host}:${port}`);
+  const conn = new Connection(socket, `${host}:${port}`, router);
   const challenge = await withTimeout(conn.receive(TAG), `Handshake with ${host}:${port}`);
   const nonce = randomBytes(32).toString('hex');
   conn.send({ type: 'auth', tag: TAG, proof: proof(secret, 'client', String(challenge.header.nonce)), nonce, hello });

@@ -1,6 +1,6 @@
-import type { Server } from 'node:net';
+import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Connection } from '../../agents/comm/connection.js';
+import { Connection, ReceiveTimeout } from '../../agents/comm/connection.js';
 import { encodeFrame, FrameDecoder, bytesToFloats, floatsToBytes } from '../../agents/comm/frame.js';
 import { connectAuthenticated, listenAuthenticated } from '../../agents/comm/handshake.js';
 import { PeerMesh } from '../../agents/comm/peerMesh.js';
@@ -23,6 +23,22 @@ describe('framing', () => {
     expect(out.map((m) => m.header.type)).toEqual(['a', 'b']);
     expect(Array.from(bytesToFloats(out[0].payload))).toEqual([1.5, -2, 3.25]);
     expect(out[1].payload).toBeUndefined();
+  });
+
+  it('writes a payload into the buffer its allocator chooses, and exposes the unfilled rest for direct reads', () => {
+    const target = new Uint8Array(12);
+    const decoder = new FrameDecoder((header, length) => (header.tag === 'mine' && length === 12 ? target : new Uint8Array(length)));
+    const bytes = Buffer.concat(encodeFrame({ header: { type: 't', tag: 'mine' }, payload: floatsToBytes(new Float32Array([1, 2, 3])) }));
+    // Prefix, header and the first float arrive as a chunk; the rest is "read" straight into the window.
+    const headLength = bytes.length - 8;
+    expect(decoder.push(bytes.subarray(0, headLength))).toEqual([]);
+    const window = decoder.payloadWindow()!;
+    expect(window.byteLength).toBe(8);
+    window.set(bytes.subarray(headLength));
+    const done = decoder.filled(8)!;
+    expect(done.payload).toBe(target);
+    expect(Array.from(bytesToFloats(done.payload))).toEqual([1, 2, 3]);
+    expect(decoder.payloadWindow()).toBeNull();
   });
 
   it('rejects an absurd frame length instead of allocating it', () => {
@@ -65,6 +81,30 @@ describe('authenticated connections', () => {
     // A server with another secret cannot produce the right proof, so the client must not trust it.
     const { port } = await listen('server-secret');
     await expect(connectAuthenticated('127.0.0.1', port, 'client-secret', {})).rejects.toThrow();
+  });
+});
+
+describe('connections without routed reads', () => {
+  it("carry large payloads over plain 'data' events, into a sink when one waits, and time out by name", async () => {
+    const server = createServer();
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const accepted = new Promise<Socket>((r) => server.once('connection', r));
+    const client = connect((server.address() as { port: number }).port, '127.0.0.1');
+    const a = new Connection(client, 'server');
+    const b = new Connection(await accepted, 'client');
+    const big = Float32Array.from({ length: 1 << 20 }, (_, i) => i);
+    const sink = new Uint8Array(big.byteLength);
+    const got = b.receive('big', { sink, timeoutMs: 10_000 });
+    await a.sendFlushed({ type: 't', tag: 'big' }, floatsToBytes(big));
+    const message = await got;
+    expect(message.payload).toBe(sink);
+    expect(bytesToFloats(sink)[123_456]).toBe(123_456);
+    const late = b.receive('never', { timeoutMs: 50 });
+    await expect(late).rejects.toBeInstanceOf(ReceiveTimeout);
+    await expect(late).rejects.toThrow(/"never" from client timed out after 0\.05 s/);
+    a.close();
+    b.close();
   });
 });
 

@@ -1,0 +1,54 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'collectivesWorker.ts');
+
+/** Run `procs` worker processes through a scenario; returns each rank's result line. */
+async function run(procs: number, scenario: string): Promise<Array<Record<string, unknown>>> {
+  const children = Array.from({ length: procs }, (_, rank) =>
+    spawn(process.execPath, ['--import', 'tsx', WORKER, String(rank), String(procs), scenario], { stdio: ['pipe', 'pipe', 'inherit'] }),
+  );
+  const lines = children.map((child) => {
+    const queue: string[] = [];
+    const waiting: Array<(l: string | null) => void> = [];
+    createInterface({ input: child.stdout! }).on('line', (l) => (waiting.length ? waiting.shift()!(l) : queue.push(l)));
+    child.once('exit', () => waiting.splice(0).forEach((w) => w(null)));
+    return () => new Promise<string | null>((r) => (queue.length ? r(queue.shift()!) : waiting.push(r)));
+  });
+  const ports = await Promise.all(lines.map(async (next) => (JSON.parse((await next())!) as { port: number }).port));
+  const peers = JSON.stringify(ports.map((port, rank) => ({ rank, host: '127.0.0.1', port })));
+  children.forEach((c) => c.stdin!.write(`${peers}\n`));
+  const results = await Promise.all(lines.map(async (next) => JSON.parse((await next()) ?? '{}') as Record<string, unknown>));
+  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
+  return results;
+}
+
+describe('collectives across real processes', () => {
+  it('3 processes agree bit for bit on all-reduce, reduce-scatter, all-gather and broadcast', async () => {
+    const results = await run(3, 'correct');
+    expect(results.map((r) => r.error)).toEqual([undefined, undefined, undefined]);
+    const first = results[0];
+    for (const r of results) {
+      expect(r.allReduced).toEqual(first.allReduced);
+      expect(r.ownedValues).toEqual([6]); // 1 + 2 + 3
+      expect(r.gatheredValues).toEqual([6]);
+    }
+    // The last element is ((1000·k + 999) mod 1000 + rank)·0.001 summed over ranks 0..2.
+    expect((first.allReduced as { last: number }).last).toBeCloseTo(0.001 * (3 * ((((8 << 20) / 4) % 1000)) + 3), 4);
+    const ramp = Float32Array.from({ length: 300_000 }, (_, i) => i);
+    const rampDigest = createHash('sha256').update(new Uint8Array(ramp.buffer)).digest('hex');
+    for (const r of results) expect(r.broadcast).toBe(rampDigest);
+  });
+
+  it('a process that dies makes the others fail fast, naming its rank', async () => {
+    const results = await run(3, 'die');
+    for (const r of results.slice(0, 2)) {
+      expect(r.error).toMatch(/^rank [01]: all-reduce s5\/allreduce failed.*rank 2 \(127\.0\.0\.1:\d+\)/);
+      expect(r.ms as number).toBeLessThan(30_000);
+    }
+  });
+});
