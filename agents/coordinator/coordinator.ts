@@ -28,6 +28,8 @@ export interface CoordinatorConfig {
   heartbeatTimeoutSec?: number;
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec?: number;
+  /** Benchmarks only: every stage sleeps this long per micro-batch instead of computing (agents/exec/syntheticStage.ts). */
+  syntheticStageMs?: { forward: number; backward: number };
 }
 
 export interface AgentInfo {

@@ -29,7 +29,7 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
   const peers = active.map((a, rank) => ({ rank, host: a.peerHost, port: a.peerPort }));
   const ready = expect('ready');
   active.forEach((agent, rank) => {
-    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers });
+    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs });
     log.emit({ type: 'agent', rank, stage: layout[rank].stage, replica: layout[rank].replica, host: agent.host, pid: agent.pid, backend: agent.backend });
   });
   await ready;
@@ -81,13 +81,18 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     stepStart = now();
     if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
     log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
-    if (asynchronous) {
-      // One line per stage, from its first replica: every replica of a stage runs the same schedule.
-      replies
-        .filter((m) => layout[Number(m.header.rank)].replica === 0)
-        .sort((a, b) => Number(a.header.stage) - Number(b.header.stage))
-        .forEach((m) => log.emit({ type: 'pipeline', step, stage: Number(m.header.stage), ...(m.header.stats as { delay: number; utilization: number; lrMultiplier: number; correction: number }) }));
-    }
+    if (!asynchronous && plan.stages.length === 1) return;
+    // One line per stage, from its first replica: every replica of a stage runs the same schedule.
+    // A synchronous step is a barrier, so a stage's utilization is its compute over the whole step,
+    // bubbles included; an asynchronous stage reports its own (it has no step barrier).
+    const sync = (m: Message) => ({ delay: 0, utilization: Number(m.header.computeMs) / Math.max(stepMs, 1e-9), lrMultiplier: 1, correction: 0 });
+    replies
+      .filter((m) => layout[Number(m.header.rank)].replica === 0)
+      .sort((a, b) => layout[Number(a.header.rank)].stage - layout[Number(b.header.rank)].stage)
+      .forEach((m) => {
+        const stats = asynchronous ? (m.header.stats as { delay: number; utilization: number; lrMultiplier: number; correction: number }) : sync(m);
+        log.emit({ type: 'pipeline', step, stage: layout[Number(m.header.rank)].stage, ...stats });
+      });
   };
   const boundary = async (step: number) => {
     const isLast = step === config.steps;
@@ -99,6 +104,7 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
   while (step < config.steps) {
     if (!asynchronous) {
       const done = expect(`step:${step}`);
+      stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
       broadcast({ type: 'step', step });
       record(step, await done);
       step += 1;

@@ -11,6 +11,7 @@ import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
 import { loadMnist } from '../data/mnist.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { StageModule } from '../exec/stageModule.js';
+import { makeSynthetic, type SyntheticStageMs } from '../exec/syntheticStage.js';
 import { createAsyncState, runAsyncPipeline, type AsyncState } from '../schedule/asyncPipeline.js';
 import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
@@ -32,6 +33,8 @@ interface SetupMessage {
   plan: unknown;
   model: ModelGraph;
   peers: PeerAddress[];
+  /** Benchmarks only: stages that sleep this long per micro-batch instead of computing. */
+  syntheticStageMs?: SyntheticStageMs;
 }
 
 /**
@@ -75,6 +78,7 @@ export async function runAgent(): Promise<void> {
       const me = setup.placement;
       const stage = plan.stages[me.stage];
       const module = StageModule.create(setup.model, stage.layers, plan.seed);
+      if (setup.syntheticStageMs) makeSynthetic(module, setup.syntheticStageMs);
       const links = neighbours(plan, me);
       const wanted = new Set([links.prevRank, links.nextRank, ...links.dataParallelGroup].filter((r): r is number => r !== null && r !== me.rank));
       await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));

@@ -43,7 +43,10 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     time: z.number(),
   }),
   z.object({
-    /** Per-stage health of an asynchronous (PipeMare) pipeline, once per step and stage. */
+    /**
+     * Per-stage health of a pipeline, once per step and stage. Asynchronous (PipeMare) stages report all
+     * four; synchronous ones report utilization (compute over the whole step) with delay 0, lr ×1, no correction.
+     */
     type: z.literal('pipeline'),
     step: z.number().int(),
     stage: z.number().int(),

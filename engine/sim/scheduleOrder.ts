@@ -7,11 +7,16 @@ export interface PipelineOp {
   micro: number;
 }
 
-/** GPipe: every forward first, then the backwards in reverse order (the flush at the end of the step). */
+/**
+ * GPipe: every forward first, then every backward (the flush at the end of the step). The backwards
+ * run in the order the last stage returns gradients: it turns each micro-batch around as soon as its
+ * forward arrives, so micro-batch 0's gradient comes first. In reverse order, stage p−2 would wait
+ * for the last stage to finish all m micro-batches before its first backward — a bubble GPipe has not.
+ */
 export function gpipeOrder(microBatches: number): PipelineOp[] {
   const ops: PipelineOp[] = [];
   for (let m = 0; m < microBatches; m++) ops.push({ kind: 'forward', micro: m });
-  for (let m = microBatches - 1; m >= 0; m--) ops.push({ kind: 'backward', micro: m });
+  for (let m = 0; m < microBatches; m++) ops.push({ kind: 'backward', micro: m });
   return ops;
 }
 

@@ -6,10 +6,12 @@ import { join, resolve } from 'node:path';
  * in dist/; from TypeScript sources (tests) it is under the repository's dist/.
  */
 export function agentBundlePath(): string {
+  // No __dirname when the sources run as ES modules (benchmarks under tsx): the working directory decides.
+  const here = typeof __dirname === 'string' ? __dirname : null;
   const candidates = [
     process.env.SHOAL_AGENT_BUNDLE,
-    join(__dirname, 'agent', 'shoal-agent.cjs'),
-    resolve(__dirname, '..', '..', '..', 'dist', 'agent', 'shoal-agent.cjs'),
+    here && join(here, 'agent', 'shoal-agent.cjs'),
+    here && resolve(here, '..', '..', '..', 'dist', 'agent', 'shoal-agent.cjs'),
     resolve(process.cwd(), 'dist', 'agent', 'shoal-agent.cjs'),
   ].filter((p): p is string => Boolean(p));
   const found = candidates.find((p) => existsSync(p));

@@ -28,6 +28,13 @@ export interface LocalJobOptions {
   checkpointEverySteps?: number;
   /** Resume from this checkpoint file: parameters, optimizer state and step. */
   resumeFrom?: string;
+  /** Evaluate on the test set every this many steps (and at the end); default: every epoch. */
+  evalEverySteps?: number;
+  /**
+   * Benchmarks only: stages do no arithmetic but sleep this long per micro-batch and pass zeros on, so
+   * a schedule's utilization can be measured on a machine with fewer cores than stages.
+   */
+  syntheticStageMs?: { forward: number; backward: number };
   onEvent: (event: JobEvent) => void;
 }
 
@@ -103,10 +110,11 @@ export class LocalJob {
         model,
         agents,
         steps,
-        evalEverySteps: perEpoch,
+        evalEverySteps: this.options.evalEverySteps ?? perEpoch,
         checkpointDir: join(this.runDir, 'checkpoints'),
         checkpointEverySteps: this.options.checkpointEverySteps,
         resumeFrom: this.options.resumeFrom,
+        syntheticStageMs: this.options.syntheticStageMs,
       },
       () => {}, // the coordinator's own log lines reach us as events
       (line) => {
