@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -50,14 +50,25 @@ export function writeCheckpoint(file: string, header: CheckpointHeader, body: Fl
   const bodyBytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   const digest = createHash('sha256').update(headerBytes).update(bodyBytes).digest();
   const tmp = `${file}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w', 0o600);
   try {
-    for (const part of [MAGIC, length, headerBytes, bodyBytes, digest]) writeSync(fd, part);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      for (const part of [MAGIC, length, headerBytes, bodyBytes, digest]) writeSync(fd, part);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, file);
+  } catch (err) {
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // Nothing was created (e.g. the folder itself is missing): nothing to clean up.
+    }
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : (err as Error).message;
+    throw new Error(`Cannot write checkpoint ${file}: ${why}. Older checkpoints in ${dirname(file)} are intact; free space or choose another run folder (--out).`);
   }
-  renameSync(tmp, file);
   // The rename itself is durable only once the folder's entry is on disk.
   const dirFd = openSync(dirname(file), 'r');
   try {

@@ -54,8 +54,14 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     const replies = expect(`snapshot:${snapshotId}`);
     broadcast({ type: 'snapshot', snapshotId });
     snapshotId += 1;
-    const saved = saveCheckpoint(config.checkpointDir, await replies, { jobId: config.jobId, plan, model: config.model.name, step });
-    log.emit({ type: 'checkpoint', action: 'saved', step, path: saved.file, bytes: saved.bytes, time: now() });
+    const snapshots = await replies;
+    try {
+      const saved = saveCheckpoint(config.checkpointDir, snapshots, { jobId: config.jobId, plan, model: config.model.name, step });
+      log.emit({ type: 'checkpoint', action: 'saved', step, path: saved.file, bytes: saved.bytes, time: now() });
+    } catch (err) {
+      // A checkpoint that cannot be written (full disk) must not end the training it protects.
+      log.emit({ type: 'log', level: 'error', host: 'coordinator', rank: null, message: (err as Error).message, time: now() });
+    }
   };
 
   const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);

@@ -63,3 +63,12 @@ describe('checkpoint files', () => {
     expect(() => readFileSync(join(dir, `clean.ckpt.tmp-${process.pid}`))).toThrow();
   });
 });
+
+describe('checkpoint write failures', () => {
+  it('say which file could not be written and that older checkpoints are intact, leaving no temporary file', () => {
+    const blocker = join(dir, 'not-a-folder');
+    writeFileSync(blocker, 'a file where a folder should be');
+    const file = join(blocker, 'step-0000001.ckpt');
+    expect(() => writeCheckpoint(file, header, body)).toThrow(/^Cannot write checkpoint .*step-0000001\.ckpt: .*Older checkpoints in .* are intact/);
+  });
+});
