@@ -24,7 +24,9 @@ const MAX_STAGES = 64;
 export function enumerateLayouts(ctx: LayoutContext): Layout[] {
   const out: Layout[] = [];
   for (const { t, mode, p, d } of shapes(ctx)) {
-    const placements: Array<'blocked' | 'interleaved'> = p > 1 && d > 1 ? ['blocked', 'interleaved'] : ['blocked'];
+    // Interleaving only differs from blocking when the devices span hosts (links differ).
+    const spansHosts = ctx.view.hostSize < ctx.devices;
+    const placements: Array<'blocked' | 'interleaved'> = p > 1 && d > 1 && spansHosts ? ['blocked', 'interleaved'] : ['blocked'];
     for (const placement of placements) {
       const groups = placeStages(ctx.view.order, p, d, t, placement);
       for (const vn of virtualNodeChoices(ctx, groups, d, t)) {
