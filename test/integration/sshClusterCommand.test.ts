@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
 import { runClusterCommand, type CommandIo } from '../../engine/node/hosts/clusterCommand.js';
 import type { SshCluster } from '../../engine/node/hosts/clusterStore.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd } from '../support/sshd.js';
+import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd } from '../support/sshd.js';
 
 /** `shoal cluster add|import|test|list`, called as the CLI will call it, against real sshd servers. */
 
@@ -16,10 +16,7 @@ beforeAll(async () => {
   env = useTempHome();
   // The key sits where OpenSSH users keep it, and the config refers to it with ~.
   const key = makeUserKey(join(env.home, '.ssh'), 'id_lab');
-  [bastion, inner] = await Promise.all([
-    startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey] }),
-    startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey] }),
-  ]);
+  [bastion, inner] = await startHostPair([key.publicKey]);
   mkdirSync(join(env.home, '.ssh', 'config.d'));
   writeFileSync(
     join(env.home, '.ssh', 'config'),

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectHost, type TrustRequest } from '../../engine/node/deploy/ssh/connectHost.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { makeUserKey, startHostPair, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
 
 /** Host key verification against real OpenSSH servers: unknown, trusted, changed, hashed, revoked. */
 
@@ -17,10 +17,7 @@ let b: PrivateSshd;
 beforeAll(async () => {
   env = useTempHome();
   key = makeUserKey(join(env.home, 'keys'), 'id_test');
-  [a, b] = await Promise.all([
-    startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey] }),
-    startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey] }),
-  ]);
+  [a, b] = await startHostPair([key.publicKey]);
 });
 
 afterAll(async () => {

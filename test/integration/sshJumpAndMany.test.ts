@@ -5,7 +5,7 @@ import { runRemote } from '../../engine/node/deploy/ssh/exec.js';
 import { preflightHosts, type PreflightEvent } from '../../engine/node/deploy/ssh/preflight.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { JumpHop, SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
 
 /** ProxyJump through a second real sshd, and many hosts at once where one is down. */
 
@@ -19,10 +19,7 @@ beforeAll(async () => {
   env = useTempHome();
   key = makeUserKey(join(env.home, 'keys'), 'id_test');
   stranger = makeUserKey(join(env.home, 'keys'), 'id_stranger');
-  [bastion, inner] = await Promise.all([
-    startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey] }),
-    startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey] }),
-  ]);
+  [bastion, inner] = await startHostPair([key.publicKey]);
 });
 
 afterAll(async () => {

@@ -40,27 +40,23 @@ describe('studio service (the API both shells expose)', () => {
     await expect(service.startTraining({ plan: { version: 1 } as never, agents: 2 })).rejects.toThrow(/malformed: plan\.model/);
   });
 
-  it('a killed agent fails the job with a message naming its rank and host', async () => {
+  /** Start a long job, send `signal` to rank `rank` once it trains, and return the failure message. */
+  async function failureAfter(rank: number, signal: NodeJS.Signals): Promise<string> {
     service = createStudioService({ shell: 'web' });
     const stream = collect(service);
-    const plan = presetPlan(zooModel('mlp'), 'pp2-dp1');
-    await service.startTraining({ plan, agents: 2, steps: 100_000 });
-    const agent = await stream.until((e) => e.type === 'agent' && e.rank === 1);
+    await service.startTraining({ plan: presetPlan(zooModel('mlp'), 'pp2-dp1'), agents: 2, steps: 100_000 });
+    const agent = await stream.until((e) => e.type === 'agent' && e.rank === rank);
     await stream.until((e) => e.type === 'step' && e.step >= 3);
-    process.kill(agent.type === 'agent' ? agent.pid : 0, 'SIGKILL');
+    process.kill(agent.type === 'agent' ? agent.pid : 0, signal);
     const failed = await stream.until((e) => e.type === 'status' && e.state === 'failed');
-    expect(failed.type === 'status' && failed.message).toMatch(/rank 1 on local-\d \(pid \d+\) (disconnected|was killed by SIGKILL)/);
+    return failed.type === 'status' ? (failed.message ?? '') : '';
+  }
+
+  it('a killed agent fails the job with a message naming its rank and host', async () => {
+    expect(await failureAfter(1, 'SIGKILL')).toMatch(/rank 1 on local-\d \(pid \d+\) (disconnected|was killed by SIGKILL)/);
   });
 
   it('a stopped agent (SIGSTOP) is caught by heartbeats and fenced out', async () => {
-    service = createStudioService({ shell: 'web' });
-    const stream = collect(service);
-    const plan = presetPlan(zooModel('mlp'), 'pp2-dp1');
-    await service.startTraining({ plan, agents: 2, steps: 100_000 });
-    const agent = await stream.until((e) => e.type === 'agent' && e.rank === 0);
-    await stream.until((e) => e.type === 'step' && e.step >= 3);
-    process.kill(agent.type === 'agent' ? agent.pid : 0, 'SIGSTOP');
-    const failed = await stream.until((e) => e.type === 'status' && e.state === 'failed');
-    expect(failed.type === 'status' && failed.message).toMatch(/rank 0 on local-\d \(pid \d+\) stopped answering: no heartbeat for [\d.]+ s\. It was fenced out/);
+    expect(await failureAfter(0, 'SIGSTOP')).toMatch(/rank 0 on local-\d \(pid \d+\) stopped answering: no heartbeat for [\d.]+ s\. It was fenced out/);
   });
 });

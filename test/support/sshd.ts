@@ -204,3 +204,8 @@ export function useTempHome(): { home: string; configDir: string; restore(): voi
     },
   };
 }
+
+/** Two private servers, on 127.0.0.2 and 127.0.0.3, that accept these keys: the usual pair of "hosts". */
+export function startHostPair(authorizedKeys: string[]): Promise<[PrivateSshd, PrivateSshd]> {
+  return Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys }), startSshd({ address: '127.0.0.3', authorizedKeys })]);
+}
