@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { selectBackend, type BackendName } from '../agents/backend/selectBackend.js';
 import { installTransposedMatMulWasm, uninstallTransposedMatMulWasm } from '../agents/backend/transposedMatMulWasm.js';
 import { gatherBatch, loadMnist, type MnistData } from '../agents/data/mnist.js';
+import { oneHotRows } from '../agents/exec/labels.js';
 import { crossEntropySum } from '../agents/exec/loss.js';
 import { ReferenceTrainer } from '../agents/exec/referenceTrainer.js';
 import { globalBatchIndices } from '../engine/data/dataOrder.js';
@@ -88,7 +89,7 @@ function plainTrainer(data: MnistData): { step(): number; dispose(): void } {
     step() {
       const batch = gatherBatch(data.train, globalBatchIndices(SEED, stepNo++, BATCH, data.train.size));
       const x = tf.tensor2d(batch.images, [BATCH, 784]);
-      const y = tf.tensor2d(batch.oneHot, [BATCH, 10]);
+      const y = tf.tensor2d(oneHotRows(batch.labels, 10), [BATCH, 10]);
       const cost = optimizer.minimize(() => crossEntropySum(forward(x), y, BATCH), true, vars) as tf.Scalar;
       const loss = cost.dataSync()[0]; // read back every step, as ReferenceTrainer does
       tf.dispose([x, y, cost]);

@@ -7,6 +7,7 @@ import { listenAuthenticated, type Hello } from '../comm/handshake.js';
 import { EventLog } from './eventLog.js';
 import { runTraining } from './trainingLoop.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
+import { clockMs } from '../runtime/timelineRecorder.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -30,6 +31,17 @@ export interface CoordinatorConfig {
   roundTimeoutSec?: number;
   /** Benchmarks only: every stage sleeps this long per micro-batch instead of computing (agents/exec/syntheticStage.ts). */
   syntheticStageMs?: { forward: number; backward: number };
+  /** Overlap gradient all-reduce with the last backward pass (default true). */
+  overlapGradients?: boolean;
+  /** Profile layers and links at the start (default true); written here as JSON when given (profile.json). */
+  profile?: boolean;
+  profilePath?: string;
+  /** Batch sizes the layers are timed at (default: around the plan's micro-batch). */
+  profileBatches?: number[];
+  /** Timed repetitions per layer and batch size after a warm-up (default 3); the median is kept. */
+  profileRepeats?: number;
+  /** Record and emit the measured timeline of every this many synchronous steps (default 10; 0 = never). */
+  timelineEverySteps?: number;
 }
 
 export interface AgentInfo {
@@ -129,8 +141,9 @@ export async function runCoordinator(): Promise<void> {
       if (h.type === 'heartbeat') return;
       if (h.type === 'log') return say(h.level as 'info', String(h.message), rank, agent.host);
       if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
+      if (h.type === 'clockReply') h.receivedMs = clockMs(); // the arrival stamp of an NTP-style ping
       const key =
-        h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'snapshotData' ? `snapshot:${h.snapshotId}` : h.type === 'ready' || h.type === 'restored' ? h.type : null;
+        h.type === 'clockReply' ? `clock:${h.seq}` : h.type === 'profileDone' ? 'profile' : h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'snapshotData' ? `snapshot:${h.snapshotId}` : h.type === 'ready' || h.type === 'restored' ? h.type : null;
       if (!key) return;
       const round = pending.get(key);
       if (!round) {

@@ -6,6 +6,8 @@ import { floatsToBytes, type Message } from '../comm/frame.js';
 import { checkpointForStages, saveCheckpoint } from './checkpoints.js';
 import type { AgentInfo, CoordinatorConfig } from './coordinator.js';
 import type { EventLog } from './eventLog.js';
+import { collectProfile, stepTimeline, syncClocks, writeProfile } from './measurements.js';
+import { clockMs } from '../runtime/timelineRecorder.js';
 
 export interface TrainingContext {
   plan: Plan;
@@ -29,7 +31,7 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
   const peers = active.map((a, rank) => ({ rank, host: a.peerHost, port: a.peerPort }));
   const ready = expect('ready');
   active.forEach((agent, rank) => {
-    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs });
+    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
     log.emit({ type: 'agent', rank, stage: layout[rank].stage, replica: layout[rank].replica, host: agent.host, pid: agent.pid, backend: agent.backend });
   });
   await ready;
@@ -46,6 +48,22 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     firstStep = header.step;
     log.emit({ type: 'checkpoint', action: 'restored', step: firstStep, path: config.resumeFrom, bytes: 0, time: now() });
   }
+  // Measurements before the first step: clock offsets (to line the agents' timelines up on this
+  // process's clock) and, unless turned off, a profile of every stage's layers and links.
+  const clocks = await syncClocks(ctx);
+  if (config.profile !== false) {
+    const profile = await collectProfile(ctx, layout, clocks, { batches: config.profileBatches, repeats: config.profileRepeats, synthetic: !!config.syntheticStageMs });
+    let path: string | null = config.profilePath ?? null;
+    try {
+      if (path) writeProfile(path, profile);
+    } catch (err) {
+      log.emit({ type: 'log', level: 'warn', host: 'coordinator', rank: null, message: `Could not write ${path}: ${(err as Error).message}. The profile stays in the event stream.`, time: now() });
+      path = null;
+    }
+    log.emit({ type: 'profile', profile, path });
+  }
+  const timelineEvery = config.timelineEverySteps ?? 10;
+  let stepOrigin = clockMs();
   log.emit({ type: 'status', state: 'running', message: `${active.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
 
   let snapshotId = 0;
@@ -86,7 +104,11 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     const stepMs = now() - stepStart;
     stepStart = now();
     if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
-    log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
+    // The slowest agent's wait for gradient communication after its last layer (what overlap did not hide).
+    const commWaitMs = Math.max(0, ...replies.map((m) => Number(m.header.allReduceMs) || 0));
+    log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
+    const measured = asynchronous ? null : stepTimeline(step, stepOrigin, replies, layout, clocks);
+    if (measured) log.emit(measured);
     if (!asynchronous && plan.stages.length === 1) return;
     // One line per stage, from its first replica: every replica of a stage runs the same schedule.
     // A synchronous step is a barrier, so a stage's utilization is its compute over the whole step,
@@ -111,7 +133,8 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     if (!asynchronous) {
       const done = expect(`step:${step}`);
       stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
-      broadcast({ type: 'step', step });
+      stepOrigin = clockMs();
+      broadcast({ type: 'step', step, timeline: timelineEvery > 0 && step % timelineEvery === 0 });
       record(step, await done);
       step += 1;
       await boundary(step);

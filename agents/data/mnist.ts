@@ -64,15 +64,19 @@ export function loadMnist(): MnistData {
   return cached;
 }
 
-/** Gather the given sample indices into a batch: images [n, 784] and one-hot labels [n, 10]. */
-export function gatherBatch(set: DigitSet, indices: ArrayLike<number>): { images: Float32Array; oneHot: Float32Array } {
+/**
+ * Gather the given sample indices into a batch: images [n, 784] and class indices. Labels stay
+ * indices (not one-hot) so that a classifier with more classes than digits, or one whose classes are
+ * split over shards, builds exactly the targets it needs (exec/labels.ts).
+ */
+export function gatherBatch(set: DigitSet, indices: ArrayLike<number>): { images: Float32Array; labels: Int32Array } {
   const n = indices.length;
   const images = new Float32Array(n * MNIST_PIXELS);
-  const oneHot = new Float32Array(n * 10);
+  const labels = new Int32Array(n);
   for (let i = 0; i < n; i++) {
     const src = indices[i];
     images.set(set.images.subarray(src * MNIST_PIXELS, (src + 1) * MNIST_PIXELS), i * MNIST_PIXELS);
-    oneHot[i * 10 + set.labels[src]] = 1;
+    labels[i] = set.labels[src];
   }
-  return { images, oneHot };
+  return { images, labels };
 }

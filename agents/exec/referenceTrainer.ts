@@ -3,7 +3,7 @@ import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import type { ModelGraph } from '../../engine/model/graph.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import { gatherBatch, type MnistData } from '../data/mnist.js';
-import { countCorrect } from './loss.js';
+import { clipByGlobalNorm } from './clipping.js';
 import { createOptimizer } from './optimizer.js';
 import { StageModule } from './stageModule.js';
 
@@ -27,12 +27,12 @@ export class ReferenceTrainer {
     const indices = globalBatchIndices(this.plan.seed, this.step, this.plan.globalBatch, this.data.train.size);
     const batch = gatherBatch(this.data.train, indices);
     const x = tf.tensor2d(batch.images, [indices.length, 784]);
-    const y = tf.tensor2d(batch.oneHot, [indices.length, 10]);
-    const { loss, dx } = this.module.lossBackward(x, y, this.plan.globalBatch);
-    dx.dispose();
+    const { loss, dx } = this.module.lossBackward(x, batch.labels, this.plan.globalBatch);
+    dx?.dispose();
     x.dispose();
-    y.dispose();
-    this.optimizer.apply(this.module.params, this.module.takeGradients());
+    const grads = this.module.takeGradients();
+    const clipNorm = this.plan.gradientClipNorm;
+    this.optimizer.apply(this.module.params, clipNorm === undefined ? grads : clipByGlobalNorm(grads, clipNorm));
     this.step += 1;
     return loss;
   }
@@ -44,10 +44,9 @@ export class ReferenceTrainer {
     for (let start = 0; start < test.size; start += chunk) {
       const indices = Array.from({ length: Math.min(chunk, test.size - start) }, (_, i) => start + i);
       const batch = gatherBatch(test, indices);
-      tf.tidy(() => {
-        const logits = this.module.forward(tf.tensor2d(batch.images, [indices.length, 784]));
-        correct += countCorrect(logits, tf.tensor2d(batch.oneHot, [indices.length, 10]));
-      });
+      const x = tf.tensor2d(batch.images, [indices.length, 784]);
+      correct += this.module.evaluate(x, batch.labels).correct;
+      x.dispose();
     }
     return correct / test.size;
   }

@@ -2,24 +2,45 @@ import * as tf from '@tensorflow/tfjs-core';
 // tfjs-core ships its gradient functions separately; the stage's backward pass needs them.
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import type { LayerNode, ModelGraph } from '../../engine/model/graph.js';
+import { layerGradient } from './layerGradient.js';
 import { applyLayer, layerParams, type ParamSpec } from './layerOps.js';
-import { crossEntropySum } from './loss.js';
+import { oneHotRows } from './labels.js';
+import { countCorrect, crossEntropySum } from './loss.js';
 
 /**
  * The contiguous run of layers one agent executes: its parameters, a forward pass, and a backward pass
- * that accumulates parameter gradients over micro-batches and returns the gradient of its input.
+ * that goes layer by layer from the last to the first, accumulating parameter gradients over
+ * micro-batches and returning the gradient of the stage input.
  *
- * Backward recomputes the forward pass from the stashed stage input (activation recomputation): the
- * stage keeps one input tensor per micro-batch in flight instead of every intermediate activation.
+ * Activations: a training forward pass keeps every layer's output until the backward pass of its
+ * micro-batch (the plan's `recompute: false`), or keeps only the stage input and recomputes the rest
+ * when the backward pass comes (`recompute: true`: less memory, one more forward pass).
+ *
+ * The backward pass is a generator that yields after each layer with that layer's parameter indices:
+ * run to the end it is an ordinary synchronous backward pass; the synchronous schedules instead pause
+ * at each yield of a step's last backward pass, so that gradient buckets whose layers are done travel
+ * while earlier layers still compute.
  */
 /** tfjs needs globally unique variable names; several stages may live in one process (tests). */
 let nextVariableId = 0;
 
+export interface StageOptions {
+  /** Keep activations from the forward pass for the backward pass (else recompute them). */
+  keepActivations?: boolean;
+}
+
+/** What a backward pass yields after each layer: the indices (into params) of that layer's parameters. */
+export type LayerDone = number[];
+
 export class StageModule {
   readonly params: tf.Variable[];
   readonly paramSpecs: ParamSpec[];
-  private readonly layerParamCount: number[];
-  private gradients: tf.Tensor[] | null = null;
+  /** Index of each layer's first parameter in `params`, and one past the last layer's. */
+  private readonly paramOffset: number[];
+  private gradients: Array<tf.Tensor | null> = [];
+  /** Layer outputs kept by training forward passes, by the input tensor they started from. */
+  private readonly kept = new Map<tf.Tensor, tf.Tensor[]>();
+  private readonly keepActivations: boolean;
 
   private constructor(
     readonly layers: LayerNode[],
@@ -27,109 +48,171 @@ export class StageModule {
     readonly isFirst: boolean,
     readonly isLast: boolean,
     seed: number,
+    options: StageOptions,
   ) {
     this.paramSpecs = [];
-    this.layerParamCount = [];
+    this.paramOffset = [0];
     let shape = inputShape;
     for (const layer of layers) {
       const specs = layerParams(layer, shape, seed);
       this.paramSpecs.push(...specs);
-      this.layerParamCount.push(specs.length);
+      this.paramOffset.push(this.paramSpecs.length);
       shape = layer.outputShape;
     }
     this.params = this.paramSpecs.map((p) => tf.variable(tf.tensor(p.init, p.shape), true, `${p.name}#${nextVariableId++}`));
+    this.keepActivations = options.keepActivations ?? false;
   }
 
-  static create(graph: ModelGraph, layerIds: string[], seed: number): StageModule {
-    const index = new Map(graph.layers.map((l, i) => [l.id, i]));
-    const positions = layerIds.map((id) => {
-      const i = index.get(id);
-      if (i === undefined) throw new Error(`Stage layer "${id}" is not in model "${graph.name}".`);
-      return i;
-    });
-    const first = Math.min(...positions);
-    const last = Math.max(...positions);
-    const layers = graph.layers.slice(first, last + 1);
-    if (layers.length !== layerIds.length) {
-      throw new Error(`Stage layers [${layerIds.join(', ')}] are not a contiguous run of "${graph.name}".`);
-    }
-    const inputShape = first === 0 ? (layers[0].spec.kind === 'input' ? layers[0].outputShape : []) : graph.layers[first - 1].outputShape;
-    return new StageModule(layers, inputShape, first === 0, last === graph.layers.length - 1, seed);
+  static create(graph: ModelGraph, layerIds: string[], seed: number, options: StageOptions = {}): StageModule {
+    const { layers, inputShape, isFirst, isLast } = stageLayers(graph, layerIds);
+    return new StageModule(layers, inputShape, isFirst, isLast, seed, options);
   }
 
   get outputShape(): number[] {
     return this.layers[this.layers.length - 1].outputShape;
   }
 
-  private run(x: tf.Tensor, params: tf.Tensor[]): tf.Tensor {
-    let y = x;
-    let offset = 0;
-    this.layers.forEach((layer, i) => {
-      const count = this.layerParamCount[i];
-      y = applyLayer(layer, y, params.slice(offset, offset + count));
-      offset += count;
-    });
-    return y;
+  private layerParams(i: number, params: tf.Tensor[]): tf.Tensor[] {
+    return params.slice(this.paramOffset[i], this.paramOffset[i + 1]);
   }
 
-  /** Forward pass without gradients: the activation sent downstream, or the logits of the last stage. */
+  /** Every layer's output, each a tensor of its own (kept: the caller disposes them). */
+  private activations(x: tf.Tensor, params: tf.Tensor[]): tf.Tensor[] {
+    const outputs: tf.Tensor[] = [];
+    let y = x;
+    this.layers.forEach((layer, i) => {
+      const next = tf.tidy(() => applyLayer(layer, y, this.layerParams(i, params)));
+      y = next === y ? next.clone() : next;
+      outputs.push(y);
+    });
+    return outputs;
+  }
+
+  /** Forward pass without gradients (evaluation): the activation sent downstream, or the logits. */
   forward(x: tf.Tensor): tf.Tensor {
     // Always a new tensor, even for a pass-through stage, so callers may dispose input and output freely.
     return tf.tidy(() => {
-      const y = this.run(x, this.params);
+      let y = x;
+      this.layers.forEach((layer, i) => (y = applyLayer(layer, y, this.layerParams(i, this.params))));
       return y === x ? x.clone() : y;
     });
   }
 
   /**
-   * Backward of a middle or first stage, given the gradient of its output. Returns the input gradient.
-   * `weights` differentiates at other weights than the current ones (PipeMare's discrepancy correction).
+   * Training forward pass of a micro-batch whose backward pass follows later: returns the output (a
+   * new tensor) and keeps the activations under `x` unless the stage recomputes them.
    */
-  backward(x: tf.Tensor, dy: tf.Tensor, weights?: tf.Tensor[]): tf.Tensor {
-    // A stage of only pass-through layers (e.g. just the input) is the identity: its input gradient is dy.
-    if (this.params.length === 0 && this.layers.every((l) => l.spec.kind === 'input')) return dy.clone();
-    return tf.tidy(() => {
-      const gradsOf = tf.grads((input: tf.Tensor, ...params: tf.Tensor[]) => this.run(input, params));
-      const [dx, ...dParams] = gradsOf([x, ...(weights ?? this.params)], dy);
-      this.accumulate(dParams);
-      return dx;
-    });
+  trainForward(x: tf.Tensor): tf.Tensor {
+    if (!this.keepActivations) return this.forward(x);
+    const outputs = this.activations(x, this.params);
+    this.kept.set(x, outputs);
+    return outputs[outputs.length - 1].clone();
+  }
+
+  /** Kept activations of the micro-batches in flight (for memory accounting). */
+  keptTensors(): tf.Tensor[] {
+    return [...this.kept.values()].flat();
   }
 
   /**
-   * Backward of the last stage: the loss of a micro-batch (summed, divided by the global batch) and its
-   * input gradient. Parameter gradients are accumulated.
+   * Backward from the gradient of the stage output, layer by layer, yielding each layer's parameter
+   * indices once its gradients are accumulated; returns the input gradient (null on the first
+   * stage). `weights` differentiates at other weights than the current ones (PipeMare's discrepancy
+   * correction); the activations are then recomputed at those weights.
    */
-  lossBackward(x: tf.Tensor, labels: tf.Tensor, globalBatch: number): { loss: number; dx: tf.Tensor } {
-    let loss = 0;
-    const dx = tf.tidy(() => {
-      const valueAndGrads = tf.valueAndGrads((input: tf.Tensor, ...params: tf.Tensor[]) =>
-        crossEntropySum(this.run(input, params), labels, globalBatch),
-      );
-      const { value, grads } = valueAndGrads([x, ...this.params]);
-      loss = value.dataSync()[0];
-      const [dInput, ...dParams] = grads;
-      this.accumulate(dParams);
-      return dInput;
-    });
-    return { loss, dx };
+  *backwardSteps(x: tf.Tensor, dy: tf.Tensor, weights?: tf.Tensor[]): Generator<LayerDone, tf.Tensor | null> {
+    const kept = weights ? undefined : this.kept.get(x);
+    this.kept.delete(x);
+    const outputs = kept ?? this.activations(x, weights ?? this.params);
+    return yield* this.backwardFrom(x, outputs, dy, weights ?? this.params);
   }
 
-  private accumulate(dParams: tf.Tensor[]): void {
-    if (!this.gradients) {
-      this.gradients = dParams.map((g) => tf.keep(g.clone()));
-      return;
+  private *backwardFrom(x: tf.Tensor, outputs: tf.Tensor[], dy: tf.Tensor, params: tf.Tensor[]): Generator<LayerDone, tf.Tensor | null> {
+    let grad = dy;
+    try {
+      for (let i = this.layers.length - 1; i >= 0; i--) {
+        const input = i === 0 ? x : outputs[i - 1];
+        const needInput = i > 0 || !this.isFirst;
+        const { dx, dParams } = layerGradient(this.layers[i], input, outputs[i], grad, this.layerParams(i, params), needInput);
+        const indices = dParams.map((_, j) => this.paramOffset[i] + j);
+        this.accumulate(indices, dParams);
+        if (grad !== dy) grad.dispose();
+        grad = dx ?? dy;
+        yield indices;
+        if (!dx) break;
+      }
+    } finally {
+      outputs.forEach((t) => t.dispose());
     }
-    const next = this.gradients.map((acc, i) => tf.keep(tf.add(acc, dParams[i])));
-    this.gradients.forEach((g) => g.dispose());
-    this.gradients = next;
+    return grad === dy ? (this.isFirst ? null : dy.clone()) : grad;
   }
 
-  /** Take the accumulated gradients (zeros when nothing was accumulated) and reset the accumulators. */
+  /** Synchronous backward pass (see backwardSteps). */
+  backward(x: tf.Tensor, dy: tf.Tensor, weights?: tf.Tensor[]): tf.Tensor | null {
+    return drain(this.backwardSteps(x, dy, weights));
+  }
+
+  /**
+   * Last stage: forward, loss of the micro-batch (summed, divided by the global batch), and backward,
+   * yielding per layer like backwardSteps; returns the loss and the input gradient.
+   */
+  *lossBackwardSteps(x: tf.Tensor, classes: Int32Array, globalBatch: number): Generator<LayerDone, { loss: number; dx: tf.Tensor | null }> {
+    const outputs = this.activations(x, this.params);
+    let loss = 0;
+    const dLogits = tf.tidy(() => {
+      const labels = this.targets(classes);
+      const { value, grad } = tf.valueAndGrad((z: tf.Tensor) => crossEntropySum(z, labels, globalBatch))(outputs[outputs.length - 1]);
+      loss = value.dataSync()[0];
+      return grad;
+    });
+    try {
+      const dx = yield* this.backwardFrom(x, outputs, dLogits, this.params);
+      return { loss, dx };
+    } finally {
+      dLogits.dispose();
+    }
+  }
+
+  lossBackward(x: tf.Tensor, classes: Int32Array, globalBatch: number): { loss: number; dx: tf.Tensor | null } {
+    return drain(this.lossBackwardSteps(x, classes, globalBatch));
+  }
+
+  /** One-hot targets as wide as the logits, for class indices. */
+  private targets(classes: Int32Array): tf.Tensor2D {
+    const width = this.outputShape[this.outputShape.length - 1];
+    return tf.tensor2d(oneHotRows(classes, width), [classes.length, width]);
+  }
+
+  /** Last stage, evaluation: correct predictions and the summed loss of a batch. */
+  evaluate(x: tf.Tensor, classes: Int32Array): { correct: number; lossSum: number } {
+    return tf.tidy(() => {
+      const logits = this.forward(x);
+      const labels = this.targets(classes);
+      return { correct: countCorrect(logits, labels), lossSum: crossEntropySum(logits, labels, 1).dataSync()[0] };
+    });
+  }
+
+  private accumulate(indices: number[], dParams: tf.Tensor[]): void {
+    indices.forEach((k, j) => {
+      const previous = this.gradients[k];
+      this.gradients[k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j]);
+      if (previous) {
+        previous.dispose();
+        dParams[j].dispose();
+      }
+    });
+  }
+
+  /** Take parameter k's accumulated gradient (zeros when none) and reset its accumulator. */
+  takeGradient(k: number): tf.Tensor {
+    const grad = this.gradients[k] ?? tf.zerosLike(this.params[k]);
+    this.gradients[k] = null;
+    return grad;
+  }
+
+  /** Take every accumulated gradient (zeros where nothing was accumulated) and reset the accumulators. */
   takeGradients(): tf.Tensor[] {
-    const grads = this.gradients ?? this.params.map((p) => tf.zerosLike(p));
-    this.gradients = null;
-    return grads;
+    return this.params.map((_, k) => this.takeGradient(k));
   }
 
   /** All parameters as one flat array, in `paramSpecs` order. */
@@ -139,8 +222,35 @@ export class StageModule {
 
   dispose(): void {
     this.params.forEach((p) => p.dispose());
-    this.gradients?.forEach((g) => g.dispose());
+    this.gradients.forEach((g) => g?.dispose());
+    this.keptTensors().forEach((t) => t.dispose());
   }
+}
+
+/** Run a backward generator to its end without pausing. */
+export function drain<T>(steps: Generator<LayerDone, T>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** Resolve a stage's layer ids against the model: the layers, the stage's input shape and its position. */
+export function stageLayers(graph: ModelGraph, layerIds: string[]): { layers: LayerNode[]; inputShape: number[]; isFirst: boolean; isLast: boolean } {
+  const index = new Map(graph.layers.map((l, i) => [l.id, i]));
+  const positions = layerIds.map((id) => {
+    const i = index.get(id);
+    if (i === undefined) throw new Error(`Stage layer "${id}" is not in model "${graph.name}".`);
+    return i;
+  });
+  const first = Math.min(...positions);
+  const last = Math.max(...positions);
+  const layers = graph.layers.slice(first, last + 1);
+  if (layers.length !== layerIds.length) {
+    throw new Error(`Stage layers [${layerIds.join(', ')}] are not a contiguous run of "${graph.name}".`);
+  }
+  const inputShape = first === 0 ? (layers[0].spec.kind === 'input' ? layers[0].outputShape : []) : graph.layers[first - 1].outputShape;
+  return { layers, inputShape, isFirst: first === 0, isLast: last === graph.layers.length - 1 };
 }
 
 export function flatten(tensors: tf.Tensor[]): Float32Array {

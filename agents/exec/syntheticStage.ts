@@ -32,12 +32,14 @@ export function makeSynthetic(module: StageModule, ms: SyntheticStageMs): void {
     sleepThread(ms.forward);
     return tf.zeros([x.shape[0], ...module.outputShape]);
   };
-  module.backward = (x) => {
+  module.trainForward = module.forward;
+  // backward() and lossBackward() run these to the end; the schedules may also step through them.
+  module.backwardSteps = function* (x) {
     sleepThread(ms.backward);
     return tf.zeros(x.shape);
   };
   // The last stage turns a micro-batch around in one call: its forward and its backward.
-  module.lossBackward = (x) => {
+  module.lossBackwardSteps = function* (x) {
     sleepThread(ms.forward + ms.backward);
     return { loss: 0, dx: tf.zeros(x.shape) };
   };

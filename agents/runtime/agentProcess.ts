@@ -1,23 +1,20 @@
 import { hostname } from 'node:os';
-import type { ModelGraph } from '../../engine/model/graph.js';
-import type { Placement } from '../../engine/plan/placement.js';
-import { parsePlan } from '../../engine/plan/plan.js';
 import { selectBackend } from '../backend/selectBackend.js';
 import type { Connection } from '../comm/connection.js';
 import { connectAuthenticated } from '../comm/handshake.js';
 import { bytesToFloats, floatsToBytes, type Message } from '../comm/frame.js';
 import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
-import { PeerMesh, type PeerAddress } from '../comm/peerMesh.js';
-import { loadMnist } from '../data/mnist.js';
-import { createOptimizer } from '../exec/optimizer.js';
-import { StageModule } from '../exec/stageModule.js';
-import { makeSynthetic, type SyntheticStageMs } from '../exec/syntheticStage.js';
+import { PeerMesh } from '../comm/peerMesh.js';
 import { createAsyncState, runAsyncPipeline, type AsyncState } from '../schedule/asyncPipeline.js';
 import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
+import { profileAgent } from './profileLayers.js';
+import { clockMs, timeline } from './timelineRecorder.js';
 import { restoreStage, snapshotStage } from './stageState.js';
-import { neighbours, type StageContext } from './stageContext.js';
+import type { StageContext } from './stageContext.js';
+import { buildStage, type SetupMessage } from './buildStage.js';
+import type { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 
 interface AgentConfig {
   secret: string;
@@ -25,16 +22,6 @@ interface AgentConfig {
   /** Address peers use to reach this agent. */
   bindHost: string;
   hostLabel?: string;
-}
-
-interface SetupMessage {
-  rank: number;
-  placement: Placement;
-  plan: unknown;
-  model: ModelGraph;
-  peers: PeerAddress[];
-  /** Benchmarks only: stages that sleep this long per micro-batch instead of computing. */
-  syntheticStageMs?: SyntheticStageMs;
 }
 
 /**
@@ -74,24 +61,21 @@ export async function runAgent(): Promise<void> {
     if (h.type === 'setup') {
       const setup = h as unknown as SetupMessage & { type: string };
       rank = setup.rank;
-      const plan = parsePlan(setup.plan);
-      const me = setup.placement;
-      const stage = plan.stages[me.stage];
-      const module = StageModule.create(setup.model, stage.layers, plan.seed);
-      if (setup.syntheticStageMs) makeSynthetic(module, setup.syntheticStageMs);
-      const links = neighbours(plan, me);
-      const wanted = new Set([links.prevRank, links.nextRank, ...links.dataParallelGroup].filter((r): r is number => r !== null && r !== me.rank));
-      await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
-      const numClasses = setup.model.numClasses;
-      if (numClasses === undefined) throw new Error(`Model "${setup.model.name}" declares no class count, so it cannot be trained on the bundled digits.`);
-      ctx = { plan, model: setup.model, me, module, optimizer: createOptimizer(plan.optimizer), mesh, data: loadMnist(), numClasses, ...links };
-      log('info', `stage ${me.stage} replica ${me.replica}: layers ${stage.layers.join(', ')}`);
+      ctx = await buildStage(setup, mesh);
+      const { me, plan } = ctx;
+      const sharded = ctx.tensorGroup ? ` shard ${me.shard}; runs ${(ctx.module as ShardedStage).describe()}` : '';
+      log('info', `stage ${me.stage} replica ${me.replica}: layers ${plan.stages[me.stage].layers.join(', ')}${sharded}`);
       coordinator!.send({ type: 'ready', rank });
     } else if (h.type === 'step') {
       if (!ctx) throw new Error('A step arrived before setup.');
       const step = Number(h.step);
+      timeline.begin({ stage: ctx.me.stage, rank: ctx.me.rank, replica: ctx.me.replica }, h.timeline === true);
       const result = await runPipelineStep(ctx, step);
-      coordinator!.send({ type: 'stepDone', rank, step, ...result });
+      const recorded = timeline.take();
+      coordinator!.send({ type: 'stepDone', rank, step, ...result, timeline: recorded.events, memory: recorded.memory });
+    } else if (h.type === 'profile') {
+      if (!ctx) throw new Error('A profiling request arrived before setup.');
+      coordinator!.send({ type: 'profileDone', rank, ...(await profileAgent(ctx, { batches: h.batches, repeats: h.repeats })) });
     } else if (h.type === 'asyncRun') {
       if (!ctx) throw new Error('An asynchronous run arrived before setup.');
       const stage = ctx.me.stage;
@@ -103,18 +87,10 @@ export async function runAgent(): Promise<void> {
       if (!ctx) throw new Error('An evaluation arrived before setup.');
       const result = await runPipelineEval(ctx, Number(h.evalId));
       coordinator!.send({ type: 'evalDone', rank, evalId: h.evalId, ...result });
-    } else if (h.type === 'collect') {
-      if (!ctx) throw new Error('A parameter collection arrived before setup.');
-      // One copy of each stage is enough: every replica holds identical parameters.
-      const holder = ctx.me.replica === 0;
-      coordinator!.send(
-        { type: 'params', rank, stage: ctx.me.stage, names: holder ? ctx.module.paramSpecs.map((p) => p.name) : null, shapes: holder ? ctx.module.paramSpecs.map((p) => p.shape) : null },
-        holder ? floatsToBytes(ctx.module.flatParams()) : undefined,
-      );
     } else if (h.type === 'snapshot') {
       if (!ctx) throw new Error('A checkpoint request arrived before setup.');
-      // Every replica holds the same state: the first replica of each stage speaks for it.
-      const snap = ctx.me.replica === 0 ? snapshotStage(ctx) : null;
+      // Every agent takes part (sharded state is gathered); the first replica's first shard speaks.
+      const snap = await snapshotStage(ctx);
       coordinator!.send(
         { type: 'snapshotData', rank, snapshotId: h.snapshotId, stage: ctx.me.stage, tensors: snap?.tensors ?? null, optimizerStep: snap?.optimizerStep ?? null },
         snap ? floatsToBytes(snap.values) : undefined,
@@ -133,6 +109,8 @@ export async function runAgent(): Promise<void> {
   // Messages are handled strictly one after another: a step must finish before the next begins.
   let queue = Promise.resolve();
   coordinator.onMessage = (message) => {
+    // Clock pings are answered at once, outside the queue: the reply's stamp is what the offset needs.
+    if (message.header.type === 'clock') return void coordinator!.send({ type: 'clockReply', rank, seq: message.header.seq, agentMs: clockMs() });
     queue = queue.then(() => handle(message)).catch((err: Error) => {
       log('error', `failed: ${err.message}`);
       coordinator!.send({ type: 'failed', rank, message: err.message });

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
 import { gatherBatch } from '../data/mnist.js';
-import { countCorrect, crossEntropySum } from '../exec/loss.js';
+import { receiveRows, sendRows } from '../schedule/rowTransfer.js';
+import { rowPieces, rowsOfShard } from '../schedule/stageBoundary.js';
 import type { StageContext } from './stageContext.js';
 
 const CHUNK = 250;
@@ -14,37 +14,40 @@ export interface EvalResult {
 
 /**
  * Forward the held-out digits through the pipeline. Each replica takes an equal share of the test set;
- * only last-stage agents see logits and so return non-zero counts.
+ * only last-stage agents see logits and so return non-zero counts (each sample counted once, also
+ * when a last stage is sharded).
  */
 export async function runPipelineEval(ctx: StageContext, evalId: number): Promise<EvalResult> {
+  const { plan, me, module, mesh } = ctx;
   const test = ctx.data.test;
-  const replicas = ctx.plan.stages[0].dataParallel;
+  const replicas = plan.stages[0].dataParallel;
   const share = Math.ceil(test.size / replicas);
-  const from = ctx.me.replica * share;
+  const from = me.replica * share;
   const to = Math.min(test.size, from + share);
+  const isFirst = me.stage === 0;
+  const isLast = me.stage === plan.stages.length - 1;
+  const pixels = module.inputShape.reduce((a, b) => a * b, 1);
   const result: EvalResult = { correct: 0, lossSum: 0, count: 0 };
   for (let start = from, k = 0; start < to; start += CHUNK, k++) {
     const n = Math.min(CHUNK, to - start);
-    const indices = Array.from({ length: n }, (_, i) => start + i);
-    const batch = ctx.prevRank === null || ctx.nextRank === null ? gatherBatch(test, indices) : null;
+    const [first, last] = rowsOfShard(n, plan.stages[me.stage].tensorParallel, me.shard);
+    const batch = isFirst || isLast ? gatherBatch(test, Array.from({ length: n }, (_, i) => start + i)) : null;
     const tag = `eval${evalId}/${k}`;
-    const x =
-      ctx.prevRank === null
-        ? tf.tensor(batch!.images, [n, ...ctx.module.inputShape])
-        : tf.tensor(bytesToFloats((await ctx.mesh.link(ctx.prevRank).receive(tag)).payload), [n, ...ctx.module.inputShape]);
-    const y = ctx.module.forward(x);
-    x.dispose();
-    if (ctx.nextRank !== null) {
-      ctx.mesh.link(ctx.nextRank).send({ type: 'tensor', tag }, floatsToBytes(y.dataSync() as Float32Array));
+    if (ctx.tensorGroup) ctx.tensorGroup.phase = tag;
+    const x = isFirst
+      ? tf.tensor(batch!.images.subarray(first * pixels, last * pixels), [last - first, ...module.inputShape])
+      : await receiveRows(mesh, rowPieces(plan, me, me.stage - 1, n), tag, module.inputShape);
+    if (isLast) {
+      const { correct, lossSum } = await module.evaluate(x, batch!.labels, n);
+      result.correct += correct;
+      result.lossSum += lossSum;
+      if (me.shard === 0) result.count += n;
     } else {
-      tf.tidy(() => {
-        const labels = tf.tensor2d(batch!.oneHot, [n, ctx.numClasses]);
-        result.correct += countCorrect(y, labels);
-        result.lossSum += crossEntropySum(y, labels, 1).dataSync()[0];
-      });
-      result.count += n;
+      const y = await module.infer(x, n);
+      sendRows(mesh, rowPieces(plan, me, me.stage + 1, n), tag, y, first);
+      y.dispose();
     }
-    y.dispose();
+    x.dispose();
   }
   return result;
 }

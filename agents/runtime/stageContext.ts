@@ -4,35 +4,67 @@ import { placements, rankOf } from '../../engine/plan/placement.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
 import type { MnistData } from '../data/mnist.js';
+import type { GradientSync } from '../exec/gradientSync.js';
 import type { Optimizer } from '../exec/optimizer.js';
+import type { StageExecutor } from '../exec/stageExecutor.js';
 import type { StageModule } from '../exec/stageModule.js';
+import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
+import { boundaryRanks } from '../schedule/stageBoundary.js';
 
 /** Everything one agent needs to execute its part of a plan. */
 export interface StageContext {
   plan: Plan;
   model: ModelGraph;
   me: Placement;
-  module: StageModule;
-  optimizer: Optimizer;
+  /** What the synchronous schedules drive: the whole stage, or this agent's tensor-parallel shard. */
+  module: StageExecutor;
+  /** The whole stage in this process, when it is not sharded (the asynchronous schedule needs it). */
+  stageModule: StageModule | null;
+  /** Hand gradients to their all-reduce during the step's last backward pass (not only after it). */
+  overlapGradients: boolean;
+  /** The stage replica's tensor-parallel group, when the stage is sharded. */
+  tensorGroup: TensorGroup | null;
+  /** The synchronous schedules' gradient summation and update (data parallel, ZeRO, clipping). */
+  gradientSync: GradientSync | null;
+  /** The asynchronous schedule's optimizer, applied after every micro-batch. */
+  optimizer: Optimizer | null;
   mesh: PeerMesh;
   data: MnistData;
   /** Classes of the task the model is trained on (the width of its logits). */
   numClasses: number;
-  /** Rank of the previous / next stage's agent serving the same replica; null at the ends. */
+  /** Rank of the previous / next stage's agent serving the same replica (shard 0); null at the ends. */
   prevRank: number | null;
   nextRank: number | null;
-  /** Ranks of this stage's data-parallel group, in ring order. */
+  /** Ranks of this stage's data-parallel group (same shard), in ring order. */
   dataParallelGroup: number[];
 }
 
-/** The ranks an agent exchanges tensors with: pipeline neighbours and its data-parallel group. */
-export function neighbours(plan: Plan, me: Placement): { prevRank: number | null; nextRank: number | null; dataParallelGroup: number[] } {
+export interface Neighbours {
+  prevRank: number | null;
+  nextRank: number | null;
+  dataParallelGroup: number[];
+  /** Ranks of this stage replica's tensor-parallel group, in shard order. */
+  tensorGroup: number[];
+  /** Every rank this agent exchanges tensors with. */
+  links: number[];
+  /** Every rank of the job, for the global gradient norm (only when the plan clips gradients). */
+  everyone: number[];
+}
+
+/** The ranks an agent exchanges tensors with: pipeline neighbours and its data- and tensor-parallel groups. */
+export function neighbours(plan: Plan, me: Placement): Neighbours {
   const last = plan.stages.length - 1;
+  const all = placements(plan);
+  const dataParallelGroup = all.filter((p) => p.stage === me.stage && p.shard === me.shard).map((p) => p.rank);
+  const tensorGroup = all.filter((p) => p.stage === me.stage && p.replica === me.replica).map((p) => p.rank);
+  const everyone = plan.gradientClipNorm !== undefined && plan.schedule !== 'async' ? all.map((p) => p.rank) : [];
+  const links = [...new Set([...boundaryRanks(plan, me), ...dataParallelGroup, ...tensorGroup, ...everyone])].filter((r) => r !== me.rank);
   return {
     prevRank: me.stage > 0 ? rankOf(plan, me.stage - 1, me.replica) : null,
     nextRank: me.stage < last ? rankOf(plan, me.stage + 1, me.replica) : null,
-    dataParallelGroup: placements(plan)
-      .filter((p) => p.stage === me.stage)
-      .map((p) => p.rank),
+    dataParallelGroup,
+    tensorGroup,
+    links,
+    everyone,
   };
 }

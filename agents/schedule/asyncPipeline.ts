@@ -48,7 +48,10 @@ interface Micro {
  * the end of the chunk so the coordinator can evaluate and checkpoint.
  */
 export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fromStep: number, toStep: number, report: (r: AsyncStepReport) => void): Promise<void> {
-  const { plan, module, mesh } = ctx;
+  const { plan, mesh } = ctx;
+  const module = ctx.stageModule;
+  const optimizer = ctx.optimizer;
+  if (!module || !optimizer) throw new Error('The asynchronous schedule runs whole stages only; this stage is tensor-parallel (the plan should have been refused).');
   const size = microBatchSize(plan);
   const inShape = [size, ...module.inputShape];
   const outShape = [size, ...module.outputShape];
@@ -91,7 +94,7 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
     const t0 = performance.now();
     timed(() => {
       const before = state.options.discrepancyCorrection ? module.params.map((p) => p.clone()) : [];
-      ctx.optimizer.apply(module.params, grads, lr);
+      optimizer.apply(module.params, grads, lr);
       state.correction.observe(before, module.params, delay);
       before.forEach((t) => t.dispose());
     });
@@ -120,13 +123,11 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
       const x = ctx.prevRank === null ? tf.tensor(batch!.images, inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
-        const labels = tf.tensor2d(batch!.oneHot, [size, ctx.numClasses]);
-        const result = timed(() => module.lossBackward(x, labels, size * replicas));
+        const result = timed(() => module.lossBackward(x, batch!.labels, size * replicas));
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
-        labels.dispose();
         x.dispose();
-        if (ctx.prevRank !== null) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
-        result.dx.dispose();
+        if (ctx.prevRank !== null && result.dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
+        result.dx?.dispose();
         await update(i, 0);
       } else {
         const y = timed(() => module.forward(x));
@@ -144,8 +145,8 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
       corrected?.forEach((t) => t.dispose());
       dy.dispose();
       x.dispose();
-      if (ctx.prevRank !== null) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(dx.dataSync() as Float32Array));
-      dx.dispose();
+      if (ctx.prevRank !== null && dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(dx.dataSync() as Float32Array));
+      dx?.dispose();
       await update(i, delay);
     }
   }

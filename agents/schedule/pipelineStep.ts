@@ -3,11 +3,13 @@ import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import { microBatchSize } from '../../engine/plan/placement.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { gpipeOrder, oneFOneBOrder, type PipelineOp } from '../../engine/sim/scheduleOrder.js';
-import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
-import { ringAllReduce } from '../comm/ringAllReduce.js';
+import type { TimelineKind } from '../../engine/protocol/timeline.js';
 import { gatherBatch } from '../data/mnist.js';
-import { flatten, unflatten } from '../exec/stageModule.js';
 import type { StageContext } from '../runtime/stageContext.js';
+import { clockMs, timeline } from '../runtime/timelineRecorder.js';
+import { receiveRows, sendRows } from './rowTransfer.js';
+import { rowPieces, rowsOfShard } from './stageBoundary.js';
+import { StepGradients } from './synchronizeGradients.js';
 
 export interface StepResult {
   /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
@@ -32,86 +34,93 @@ function microBatchIndices(ctx: StageContext, step: number, v: number, m: number
   return all.subarray(start, start + size);
 }
 
-async function receiveTensor(ctx: StageContext, rank: number, tag: string, shape: number[]): Promise<tf.Tensor> {
-  const message = await ctx.mesh.link(rank).receive(tag);
-  return tf.tensor(bytesToFloats(message.payload), shape, 'float32');
-}
-
-function sendTensor(ctx: StageContext, rank: number, tag: string, t: tf.Tensor): void {
-  ctx.mesh.link(rank).send({ type: 'tensor', tag }, floatsToBytes(t.dataSync() as Float32Array));
-}
-
 /**
  * One synchronous pipeline step. The stage runs the forward (F) and backward (B) passes of its
  * micro-batches in the order the schedule prescribes — the very order the simulator predicts from
  * (engine/sim/scheduleOrder.ts): GPipe's all-F-then-all-B, or 1F1B's interleaving that bounds the
  * activations in flight. The last stage turns each micro-batch around at once (its F computes the
  * loss and the input gradient). A replica with several virtual nodes runs them one after another.
- * Parameter gradients accumulate over everything, are summed over the stage's data-parallel group by
- * ring all-reduce, and every replica applies the same update: the mathematics of one big batch.
+ * A tensor-parallel shard handles its rows of each micro-batch at the stage's edges (rowPieces).
+ * Parameter gradients accumulate over everything, are summed over the stage's devices, and every
+ * replica applies the same update: the mathematics of one big batch.
  */
 export async function runPipelineStep(ctx: StageContext, step: number): Promise<StepResult> {
-  const { plan, module } = ctx;
+  const { plan, module, mesh, me } = ctx;
   const size = microBatchSize(plan);
-  const inShape = [size, ...module.inputShape];
-  const outShape = [size, ...module.outputShape];
-  const order: PipelineOp[] = plan.schedule === '1f1b' ? oneFOneBOrder(plan.microBatches, ctx.me.stage, plan.stages.length) : gpipeOrder(plan.microBatches);
+  const [first, last] = rowsOfShard(size, plan.stages[me.stage].tensorParallel, me.shard);
+  const fromPrev = rowPieces(plan, me, me.stage - 1, size);
+  const toNext = rowPieces(plan, me, me.stage + 1, size);
+  const isFirst = me.stage === 0;
+  const pixels = module.inputShape.reduce((a, b) => a * b, 1);
+  const isLast = me.stage === plan.stages.length - 1;
+  const order: PipelineOp[] = plan.schedule === '1f1b' ? oneFOneBOrder(plan.microBatches, me.stage, plan.stages.length) : gpipeOrder(plan.microBatches);
   let loss = 0;
   let computeMs = 0;
-  const timed = <T>(f: () => T): T => {
+  const timed = async <T>(f: () => Promise<T>, kind: TimelineKind, micro?: number, fused?: boolean): Promise<T> => {
     const t0 = performance.now();
-    const out = f();
+    const start = clockMs();
+    const out = await f();
+    timeline.add(kind, start, clockMs(), { micro, fused });
     computeMs += performance.now() - t0;
     return out;
   };
-  const sendBackward = (dx: tf.Tensor, tag: string) => {
-    if (ctx.prevRank !== null) sendTensor(ctx, ctx.prevRank, tag, dx);
-    dx.dispose();
+  const receive = async (pieces: typeof fromPrev, tag: string, rowShape: number[], micro: number) => {
+    const start = clockMs();
+    const t = await receiveRows(mesh, pieces, tag, rowShape);
+    timeline.add('recv', start, clockMs(), { micro, bytes: t.size * 4 });
+    return t;
+  };
+  const send = (pieces: typeof fromPrev, tag: string, t: tf.Tensor, micro: number) => {
+    const start = clockMs();
+    sendRows(mesh, pieces, tag, t, first);
+    timeline.add('send', start, clockMs(), { micro, bytes: t.size * 4 });
+  };
+  const sendBackward = (dx: tf.Tensor | null, tag: string, micro: number) => {
+    if (dx && !isFirst) send(fromPrev, tag, dx, micro);
+    dx?.dispose();
   };
 
-  for (const v of virtualNodesOf(ctx)) {
+  const gradients = new StepGradients(ctx, step);
+  const vnodes = virtualNodesOf(ctx);
+  // The step's last backward pass finishes the gradients: it may hand them to their all-reduce early.
+  const lastBackward = isLast ? order.filter((o) => o.kind === 'forward').pop()! : order.filter((o) => o.kind === 'backward').pop()!;
+  for (const v of vnodes) {
     const stash = new Map<number, tf.Tensor>();
     for (const op of order) {
+      const onFinal = v === vnodes[vnodes.length - 1] && op === lastBackward ? gradients.onFinal : undefined;
+      if (ctx.tensorGroup) ctx.tensorGroup.phase = `s${step}/v${v}/${op.kind}${op.micro}`;
       const tag = (kind: string) => `s${step}/v${v}/${kind}/${op.micro}`;
       if (op.kind === 'forward') {
-        const needsBatch = ctx.prevRank === null || ctx.nextRank === null;
-        const batch = needsBatch ? gatherBatch(ctx.data.train, microBatchIndices(ctx, step, v, op.micro)) : null;
-        const x = ctx.prevRank === null ? tf.tensor(batch!.images, inShape) : await receiveTensor(ctx, ctx.prevRank, tag('act'), inShape);
-        if (ctx.nextRank === null) {
-          const labels = tf.tensor2d(batch!.oneHot, [size, ctx.numClasses]);
-          const result = timed(() => module.lossBackward(x, labels, plan.globalBatch));
+        const batch = isFirst || isLast ? gatherBatch(ctx.data.train, microBatchIndices(ctx, step, v, op.micro)) : null;
+        const x = isFirst
+          ? tf.tensor(batch!.images.subarray(first * pixels, last * pixels), [last - first, ...module.inputShape])
+          : await receive(fromPrev, tag('act'), module.inputShape, op.micro);
+        if (isLast) {
+          const result = await timed(() => module.lossBackward(x, batch!.labels, size, plan.globalBatch, onFinal), 'forward', op.micro, true);
           loss += result.loss;
-          labels.dispose();
           x.dispose();
-          sendBackward(result.dx, tag('grad'));
+          sendBackward(result.dx, tag('grad'), op.micro);
         } else {
-          const y = timed(() => module.forward(x));
-          sendTensor(ctx, ctx.nextRank, tag('act'), y);
+          const y = await timed(() => module.forward(x, size), 'forward', op.micro);
+          send(toNext, tag('act'), y, op.micro);
           y.dispose();
           stash.set(op.micro, x);
+          timeline.stashed([...stash.values(), ...module.keptTensors()]);
         }
-      } else if (ctx.nextRank !== null) {
-        const dy = await receiveTensor(ctx, ctx.nextRank, tag('grad'), outShape);
+      } else if (!isLast) {
+        const dy = await receive(toNext, tag('grad'), module.outputShape, op.micro);
         const x = stash.get(op.micro)!;
-        const dx = timed(() => module.backward(x, dy));
+        const dx = await timed(() => module.backward(x, dy, size, onFinal), 'backward', op.micro);
         dy.dispose();
         x.dispose();
         stash.delete(op.micro);
-        sendBackward(dx, tag('grad'));
+        sendBackward(dx, tag('grad'), op.micro);
       }
     }
   }
 
-  const grads = module.takeGradients();
-  const t0 = performance.now();
-  let reduced = grads;
-  if (ctx.dataParallelGroup.length > 1) {
-    const flat = flatten(grads);
-    await ringAllReduce(flat, ctx.me.rank, ctx.dataParallelGroup, ctx.mesh.links, `s${step}/allreduce`);
-    grads.forEach((g) => g.dispose());
-    reduced = unflatten(flat, module.params);
-  }
-  const allReduceMs = performance.now() - t0;
-  timed(() => ctx.optimizer.apply(module.params, reduced));
+  // Summation over the stage's devices and the update, as one event: GradientSync interleaves them.
+  const bytes = module.params.reduce((n, p) => n + p.size * 4, 0);
+  const { allReduceMs } = await timeline.timeAsync('allreduce', () => gradients.finish(step), { bytes });
   return { loss, computeMs, allReduceMs };
 }

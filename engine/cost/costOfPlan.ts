@@ -25,9 +25,9 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
   const f = facts[s];
   const devices = devicesOfReplica(ctx, s, r);
   const speed = Math.min(...devices.map((d) => deviceFlops(ctx.cluster, d, ctx.options)));
-  const profiled = profiledStageMs(ctx, f, devices[0]);
-  let forwardMs = profiled ? profiled.forward * b : ((b * f.forwardFlops) / speed) * 1000;
-  let backwardMs = profiled ? profiled.backward * b : ((b * f.backwardFlops) / speed) * 1000;
+  const profiled = profiledStageMs(ctx, f, devices[0], b);
+  let forwardMs = profiled ? profiled.forward : ((b * f.forwardFlops) / speed) * 1000;
+  let backwardMs = profiled ? profiled.backward : ((b * f.backwardFlops) / speed) * 1000;
   if (plan.recompute) backwardMs += forwardMs;
 
   const t = plan.stages[s].tensorParallel;
@@ -62,7 +62,14 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
   const allReduce = ringSeconds(f.batchSplitParams * ctx.bytesPerElement, stageRing) + ringSeconds((f.params - f.batchSplitParams) * ctx.bytesPerElement, shardRing);
   const bucket = ctx.options.allReduceBucketBytes ?? DEFAULT_BUCKET_BYTES;
   const allReduceOverlap = bucket > 0 && gradientBytes > 0 ? Math.max(0, 1 - bucket / gradientBytes) : 0;
-  const optimizerMs = ((f.params * UPDATE_FLOPS_PER_PARAM) / (speed * UPDATE_EFFICIENCY)) * 1000;
+  const deviceModel = ctx.cluster.devices[devices[0]].model;
+  const measuredUpdate = ctx.options.profile?.optimizerMsPerParam?.[deviceModel];
+  // Every layer with weights holds a kernel and a bias: two tensors, each with its own update ops.
+  const weightTensors = 2 * f.layers.filter((l) => l.params > 0).length;
+  const optimizerMs =
+    measuredUpdate !== undefined
+      ? f.params * measuredUpdate + weightTensors * (ctx.options.profile?.optimizerMsPerTensor?.[deviceModel] ?? 0)
+      : ((f.params * UPDATE_FLOPS_PER_PARAM) / (speed * UPDATE_EFFICIENCY)) * 1000;
   return {
     forwardMs,
     backwardMs,
@@ -76,8 +83,8 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
   };
 }
 
-/** Measured per-sample times of the stage's layers on this device model, when a profile has all of them. */
-function profiledStageMs(ctx: CostContext, f: StageFacts, device: number): { forward: number; backward: number } | undefined {
+/** Measured times of one micro-batch of `b` samples through the stage's layers on this device model, when a profile has all of them. */
+function profiledStageMs(ctx: CostContext, f: StageFacts, device: number, b: number): { forward: number; backward: number } | undefined {
   const layers = ctx.options.profile?.layers;
   if (!layers) return undefined;
   const model = ctx.cluster.devices[device].model;
@@ -86,8 +93,8 @@ function profiledStageMs(ctx: CostContext, f: StageFacts, device: number): { for
   for (const layer of f.layers) {
     const measured = layers[layer.id];
     if (!measured || measured.device !== model) return undefined;
-    forward += measured.forwardMsPerSample;
-    backward += measured.backwardMsPerSample;
+    forward += (measured.forwardMsPerCall ?? 0) + b * measured.forwardMsPerSample;
+    backward += (measured.backwardMsPerCall ?? 0) + b * measured.backwardMsPerSample;
   }
   return { forward, backward };
 }

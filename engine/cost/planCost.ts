@@ -59,11 +59,20 @@ export interface PlanCost {
  * sample, forward and backward, on a given device model) and measured links between devices.
  */
 export interface CostProfile {
-  layers?: Record<string, { device: string; forwardMsPerSample: number; backwardMsPerSample: number }>;
+  /**
+   * Per layer: a call on b samples takes perCall + b · perSample milliseconds (perCall absent = 0). The
+   * backward is the layer's own backward, without the forward a recomputing executor repeats.
+   */
+  layers?: Record<string, { device: string; forwardMsPerSample: number; backwardMsPerSample: number; forwardMsPerCall?: number; backwardMsPerCall?: number }>;
   /** Sustained FLOP/s measured per device index. */
   deviceFlops?: Record<number, number>;
   /** Measured α (s) / β (bytes/s) per device pair, keyed "a-b" with a < b. */
   links?: Record<string, { alpha: number; beta: number }>;
+  /** Measured cost of one optimizer update, per device model: per parameter, and per weight tensor (op overhead). */
+  optimizerMsPerParam?: Record<string, number>;
+  optimizerMsPerTensor?: Record<string, number>;
+  /** Whether the profiled job recomputed forwards in its backward passes (informational; plans say `recompute`). */
+  recomputeForward?: boolean;
 }
 
 export interface CostOptions {

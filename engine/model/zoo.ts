@@ -2,7 +2,7 @@ import type { ModelGraph } from './graph.js';
 import { totalParams } from './graph.js';
 import { bertBase, bertLarge } from './zoo/bert.js';
 import { gpt2Medium, gpt2Small, gpt2Xl } from './zoo/gpt2.js';
-import { cnn, mlp } from './zoo/mnist.js';
+import { cnn, mlp, mlpWide } from './zoo/mnist.js';
 import { resnet18, resnet50, resnet50x100k } from './zoo/resnet.js';
 import { vgg16 } from './zoo/vgg.js';
 
@@ -12,6 +12,7 @@ import { vgg16 } from './zoo/vgg.js';
  */
 const builders: Record<string, () => ModelGraph> = {
   mlp,
+  'mlp-wide': mlpWide,
   cnn,
   resnet18,
   resnet50,

@@ -88,6 +88,12 @@ export const PlanSchema = z.object({
   /** Options of the `async` schedule; defaults apply when absent. */
   pipemare: PipeMareSchema.optional(),
   optimizer: OptimizerSchema,
+  /**
+   * Clip gradients by global norm: when the L2 norm of one step's gradients over the whole model (all
+   * stages and shards) exceeds this bound, every gradient is scaled by bound / norm before the
+   * optimizer. Absent: no clipping.
+   */
+  gradientClipNorm: z.number().positive().optional(),
   seed: z.number().int().min(0),
 });
 export type Plan = z.infer<typeof PlanSchema>;

@@ -52,28 +52,63 @@ export function balancedStages(model: ModelGraph, count: number): string[][] {
 }
 
 /**
+ * Megatron's pattern over the Dense layers of every tensor-parallel stage: column-parallel, then
+ * row-parallel (whose partial sums one all-reduce completes), alternating; the model's classifier is
+ * class-sharded (column-parallel with split logits, Whale's pattern). A layer whose split axis does
+ * not divide by the degree stays replicated.
+ */
+export function megatronSharding(model: ModelGraph, stages: Plan['stages']): Plan['sharding'] {
+  const sharding: Plan['sharding'] = {};
+  const byId = new Map(model.layers.map((l) => [l.id, l]));
+  for (const stage of stages) {
+    const t = stage.tensorParallel;
+    if (t === 1) continue;
+    let column = true;
+    for (const id of stage.layers) {
+      const layer = byId.get(id)!;
+      if (layer.spec.kind !== 'dense') continue;
+      const inputs = byId.get(layer.inputs[0])?.outputShape ?? [];
+      const features = inputs[inputs.length - 1];
+      if (model.outputs.includes(id)) {
+        if (layer.spec.units % t === 0) sharding[id] = { weight: 'S(1)' };
+      } else if (column && layer.spec.units % t === 0) {
+        sharding[id] = { weight: 'S(1)' };
+        column = false;
+      } else if (!column && features % t === 0) {
+        sharding[id] = { weight: 'S(0)' };
+        column = true;
+      }
+    }
+  }
+  return sharding;
+}
+
+/**
  * A named plan such as `pp2-dp2` (2 pipeline stages × 2 data-parallel replicas), optionally with
- * `-m8` for 8 micro-batches. Stages are balanced by cost.
+ * `-tp2` for 2-way operator sharding of every stage (megatronSharding) and `-m8` for 8
+ * micro-batches. Stages are balanced by cost.
  */
 export function presetPlan(model: ModelGraph, preset: string, options: PresetOptions = {}): Plan {
-  const match = /^pp(\d+)-dp(\d+)(?:-m(\d+))?$/.exec(preset.trim());
+  const match = /^pp(\d+)-dp(\d+)(?:-tp(\d+))?(?:-m(\d+))?$/.exec(preset.trim());
   if (!match) {
-    throw new Error(`Unknown plan preset "${preset}". Use the form pp<stages>-dp<replicas>[-m<micro-batches>], e.g. pp2-dp2 or pp2-dp2-m8.`);
+    throw new Error(`Unknown plan preset "${preset}". Use the form pp<stages>-dp<replicas>[-tp<shards>][-m<micro-batches>], e.g. pp2-dp2, pp1-dp2-tp2 or pp2-dp2-m8.`);
   }
   const pipeline = Number(match[1]);
   const dataParallel = Number(match[2]);
-  if (pipeline < 1 || dataParallel < 1) throw new Error(`Plan preset "${preset}": degrees must be at least 1.`);
-  const microBatches = options.microBatches ?? (match[3] ? Number(match[3]) : pipeline > 1 ? 4 : 1);
+  const tensorParallel = match[3] ? Number(match[3]) : 1;
+  if (pipeline < 1 || dataParallel < 1 || tensorParallel < 1) throw new Error(`Plan preset "${preset}": degrees must be at least 1.`);
+  const microBatches = options.microBatches ?? (match[4] ? Number(match[4]) : pipeline > 1 ? 4 : 1);
+  const stages = balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel, tensorParallel }));
   return {
     version: 1,
     model: model.name,
-    stages: balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel, tensorParallel: 1 })),
+    stages,
     globalBatch: options.globalBatch ?? DEFAULT_GLOBAL_BATCH,
     microBatches,
     schedule: 'gpipe',
     zero: 0,
     recompute: false,
-    sharding: {},
+    sharding: megatronSharding(model, stages),
     optimizer: options.optimizer ?? DEFAULT_OPTIMIZER,
     seed: options.seed ?? DEFAULT_SEED,
   };

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { JobProfileSchema } from './profile.js';
+import { TimelineEventSchema } from './timeline.js';
 
 /**
  * What a running job tells the studio and the command line. The coordinator emits these; the studio
@@ -25,6 +27,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     loss: z.number(),
     samplesPerSec: z.number(),
     stepMs: z.number(),
+    /** Longest time an agent waited for gradient communication after its backward pass (synchronous schedules). */
+    commWaitMs: z.number().optional(),
     elapsedMs: z.number(),
   }),
   z.object({
@@ -59,6 +63,20 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     correction: z.number(),
   }),
   z.object({
+    /**
+     * The measured timeline of one synchronous step (sampled every few steps to bound the volume): every
+     * agent's events on the coordinator's clock, in ms from `originMs` (coordinator wall clock, epoch ms,
+     * when it started the step), plus each agent's peak of stashed activations during the step.
+     */
+    type: z.literal('timeline'),
+    step: z.number().int(),
+    originMs: z.number(),
+    events: z.array(TimelineEventSchema),
+    memory: z.array(z.object({ rank: z.number().int(), stage: z.number().int(), replica: z.number().int(), peakStashed: z.number().int(), peakStashedBytes: z.number() })),
+  }),
+  /** What the agents measured at the start of the job (also written to profile.json in the run folder). */
+  z.object({ type: z.literal('profile'), profile: JobProfileSchema, path: z.string().nullable() }),
+  z.object({
     type: z.literal('checkpoint'),
     action: z.enum(['saved', 'restored']),
     /** Optimizer steps completed when the checkpoint was taken; training continues at this step. */
@@ -83,3 +101,5 @@ export type JobEvent = z.infer<typeof JobEventSchema>;
 export type StepEvent = Extract<JobEvent, { type: 'step' }>;
 export type EvalEvent = Extract<JobEvent, { type: 'eval' }>;
 export type FinalEvent = Extract<JobEvent, { type: 'final' }>;
+export type TimelineJobEvent = Extract<JobEvent, { type: 'timeline' }>;
+export type ProfileEvent = Extract<JobEvent, { type: 'profile' }>;

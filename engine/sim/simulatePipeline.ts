@@ -41,7 +41,9 @@ export interface PipelineSimulation {
 export function simulatePipeline(stages: StageCost[], microBatches: number, schedule: 'gpipe' | '1f1b' | 'async'): PipelineSimulation {
   if (schedule === 'async') return simulateAsync(stages, microBatches);
   const p = stages.length;
-  const orders: PipelineOp[][] = stages.map((_, s) => (schedule === 'gpipe' ? gpipeOrder(microBatches) : oneFOneBOrder(microBatches, s, p)));
+  // The last stage turns every micro-batch around at once (forward, loss, backward) under either
+  // schedule, as the agents run it: its order is F0 B0 F1 B1 …, which is 1F1B's for the last stage.
+  const orders: PipelineOp[][] = stages.map((_, s) => (schedule === 'gpipe' && s < p - 1 ? gpipeOrder(microBatches) : oneFOneBOrder(microBatches, s, p)));
   const fEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const bEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const next = new Array(p).fill(0);

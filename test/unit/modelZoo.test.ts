@@ -60,7 +60,7 @@ describe('realistic zoo models', () => {
   it('every layer belongs to a group the studio can collapse', () => {
     for (const name of zooModelNames()) {
       const graph = zooModel(name);
-      const grouped = graph.layers.filter((l) => l.spec.kind !== 'input' && l.group === undefined && !['mlp', 'cnn'].includes(name));
+      const grouped = graph.layers.filter((l) => l.spec.kind !== 'input' && l.group === undefined && !['mlp', 'mlp-wide', 'cnn'].includes(name));
       expect(grouped.map((l) => l.id), name).toEqual([]);
       expect(new Set(graph.layers.map((l) => l.id)).size, name).toBe(graph.layers.length);
     }

@@ -23,9 +23,16 @@ describe('model zoo', () => {
     expect(totalParams(cnn)).toBe(3 * 3 * 8 + 8 + 3 * 3 * 8 * 16 + 16 + 784 * 64 + 64 + 64 * 10 + 10);
   });
 
+  it('mlp-wide: a 10,000-class classifier holding almost all of the parameters', () => {
+    const wide = zooModel('mlp-wide');
+    expect(wide.numClasses).toBe(10_000);
+    expect(totalParams(wide)).toBe(784 * 512 + 512 + 512 * 10_000 + 10_000);
+  });
+
   it('lists entries and rejects unknown names helpfully', () => {
     expect(zooEntries().map((e) => e.name)).toEqual([
       'mlp',
+      'mlp-wide',
       'cnn',
       'resnet18',
       'resnet50',
@@ -37,7 +44,7 @@ describe('model zoo', () => {
       'gpt2-medium',
       'gpt2-xl',
     ]);
-    expect(() => zooModel('nope')).toThrow(/Available models: mlp, cnn, resnet18/);
+    expect(() => zooModel('nope')).toThrow(/Available models: mlp, mlp-wide, cnn, resnet18/);
   });
 
   it('a malformed architecture says which layer is wrong', () => {

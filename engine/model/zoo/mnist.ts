@@ -19,6 +19,24 @@ export function mlp(): ModelGraph {
   );
 }
 
+/**
+ * Whale's wide-classifier case at a size that trains here: the digits classified among 10,000
+ * classes (only the first 10 ever occur). The classifier holds 95% of the parameters — the layer
+ * class-dimension sharding exists for, with logits that are never gathered.
+ */
+export function mlpWide(): ModelGraph {
+  return sequentialGraph(
+    'mlp-wide',
+    'Multi-layer perceptron 784-512 with a 10,000-class classifier (for class-dimension sharding)',
+    [784],
+    [
+      { id: 'dense_1', spec: { kind: 'dense', units: 512, activation: 'relu' }, group: 'hidden' },
+      { id: 'logits', spec: { kind: 'dense', units: 10_000, activation: 'linear' }, group: 'head' },
+    ],
+    10_000,
+  );
+}
+
 export function cnn(): ModelGraph {
   return sequentialGraph(
     'cnn',

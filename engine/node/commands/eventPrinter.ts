@@ -17,6 +17,12 @@ export function describeEvent(event: JobEvent): string | null {
       return event.step % 25 === 0
         ? `  stage ${event.stage}: delay ${event.delay}, utilization ${(event.utilization * 100).toFixed(0)}%, lr ×${event.lrMultiplier.toFixed(3)}, correction ${event.correction.toExponential(2)}`
         : null;
+    case 'timeline':
+      return null;
+    case 'profile': {
+      const { agents, layers, links } = event.profile;
+      return `profiled ${new Set(layers.map((l) => l.id)).size} layers on ${agents.length} agents, ${links.length} links${event.path ? `: ${event.path}` : ''}`;
+    }
     case 'checkpoint':
       return `checkpoint ${event.action} at step ${event.step}: ${event.path}`;
     case 'final':

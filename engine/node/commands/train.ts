@@ -86,7 +86,7 @@ export function printPresetPlan(values: TrainValues): void {
   const plan = buildPlan(values);
   const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
   process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-  const diagnostics = [...validatePlan(plan, zooModel(plan.model), cluster.spec), ...executionSupport(plan)];
+  const diagnostics = [...validatePlan(plan, zooModel(plan.model), cluster.spec), ...executionSupport(plan, zooModel(plan.model))];
   if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
   if (diagnostics.length) process.stderr.write(formatDiagnostics(diagnostics) + '\n');
 }

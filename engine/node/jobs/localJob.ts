@@ -35,6 +35,16 @@ export interface LocalJobOptions {
    * a schedule's utilization can be measured on a machine with fewer cores than stages.
    */
   syntheticStageMs?: { forward: number; backward: number };
+  /** Start each gradient bucket's all-reduce during the step's last backward pass (default true; benchmarks turn it off to measure the gain). */
+  overlapGradients?: boolean;
+  /** Profile layers and links before the first step and write profile.json in the run folder (default true). */
+  profile?: boolean;
+  /** Batch sizes the profile times each layer at (default: around the plan's micro-batch). */
+  profileBatches?: number[];
+  /** Timed repetitions per layer and batch size (default 3). */
+  profileRepeats?: number;
+  /** Emit the measured timeline of every this many steps (default 10; 0 = never). */
+  timelineEverySteps?: number;
   onEvent: (event: JobEvent) => void;
 }
 
@@ -65,7 +75,7 @@ export class LocalJob {
   private stopping = false;
 
   constructor(readonly options: LocalJobOptions) {
-    const diagnostics = [...validatePlan(options.plan, options.model, localClusterSpec(options.agents)), ...executionSupport(options.plan)];
+    const diagnostics = [...validatePlan(options.plan, options.model, localClusterSpec(options.agents)), ...executionSupport(options.plan, options.model)];
     if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
     this.id = `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
   }
@@ -115,6 +125,12 @@ export class LocalJob {
         checkpointEverySteps: this.options.checkpointEverySteps,
         resumeFrom: this.options.resumeFrom,
         syntheticStageMs: this.options.syntheticStageMs,
+        overlapGradients: this.options.overlapGradients,
+        profile: this.options.profile,
+        profilePath: join(this.runDir, 'profile.json'),
+        profileBatches: this.options.profileBatches,
+        profileRepeats: this.options.profileRepeats,
+        timelineEverySteps: this.options.timelineEverySteps,
       },
       () => {}, // the coordinator's own log lines reach us as events
       (line) => {

@@ -49,7 +49,7 @@ function memoryFindings(cost: PlanCost): Diagnostic[] {
 }
 
 /** executionSupport's findings: what the agents cannot run yet, which the cost model can still price. */
-const EXECUTION_CODES = new Set(['schedule-unsupported', 'zero-unsupported', 'unequal-data-parallel', 'tensor-unsupported']);
+const EXECUTION_CODES = new Set(['schedule-unsupported', 'zero-unsupported', 'async-zero-unsupported', 'async-clipping-unsupported', 'unequal-data-parallel', 'tensor-unsupported']);
 
 const EMPTY: PlanState = { diagnostics: [], stageOf: new Map(), byStage: new Map(), byLayer: new Map(), byField: new Map() };
 

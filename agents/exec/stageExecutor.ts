@@ -1,0 +1,72 @@
+import type * as tf from '@tensorflow/tfjs-core';
+import type { LayerDone, StageModule } from './stageModule.js';
+import type { ShardedParamSpec } from './tensorParallel/shardedParams.js';
+
+/** Receives parameter k's final gradient of the step (ownership passes with it). */
+export type FinalGradient = (k: number, grad: tf.Tensor) => void;
+
+/**
+ * What the synchronous schedules drive, whatever executes the stage: a whole stage in one process
+ * (StageModule) or one tensor-parallel shard of it (ShardedStage). Edge tensors are this agent's rows
+ * of the micro-batch and `rows` is the whole micro-batch; `labels` are class indices of all its rows.
+ * Input gradients are null where the stage's input needs none (the first stage).
+ *
+ * `onFinal`, given on a step's last backward pass, lets the executor hand over each parameter's
+ * final gradient as soon as it has it (so its all-reduce can start while earlier layers compute);
+ * whatever it does not hand over stays accumulated for takeGradients.
+ */
+export interface StageExecutor {
+  readonly params: tf.Variable[];
+  readonly paramSpecs: ShardedParamSpec[];
+  readonly inputShape: number[];
+  readonly outputShape: number[];
+  /** Training forward pass; whatever the backward pass needs is kept until it runs. */
+  forward(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
+  backward(x: tf.Tensor, dy: tf.Tensor, rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null>;
+  lossBackward(x: tf.Tensor, labels: Int32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }>;
+  /** Forward pass for evaluation: nothing kept. */
+  infer(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
+  evaluate(x: tf.Tensor, labels: Int32Array, rows: number): Promise<{ correct: number; lossSum: number }>;
+  takeGradients(): tf.Tensor[];
+  /** Activations kept for backward passes still to come (for memory accounting). */
+  keptTensors(): tf.Tensor[];
+}
+
+/** Let other work run — collectives' sends and receives — between two layers of a backward pass. */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Step through a backward pass; after each layer hand over that layer's final gradients and let the
+ * event loop run, so that collectives already started make progress while the next layer computes.
+ */
+async function overlapped<T>(module: StageModule, steps: Generator<LayerDone, T>, onFinal: FinalGradient): Promise<T> {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+    for (const k of next.value) onFinal(k, module.takeGradient(k));
+    await yieldToEventLoop();
+  }
+}
+
+/**
+ * A StageModule as an executor. Its methods are looked up at call time, so a module made synthetic
+ * (exec/syntheticStage.ts) after wrapping still sleeps instead of computing.
+ */
+export function wholeStageExecutor(module: StageModule): StageExecutor {
+  return {
+    params: module.params,
+    paramSpecs: module.paramSpecs.map((spec) => ({ ...spec, sum: 'replicated' })),
+    inputShape: module.inputShape,
+    get outputShape() {
+      return module.outputShape;
+    },
+    forward: async (x) => module.trainForward(x),
+    backward: (x, dy, _rows, onFinal) => (onFinal ? overlapped(module, module.backwardSteps(x, dy), onFinal) : Promise.resolve(module.backward(x, dy))),
+    lossBackward: (x, labels, _rows, divisor, onFinal) =>
+      onFinal ? overlapped(module, module.lossBackwardSteps(x, labels, divisor), onFinal) : Promise.resolve(module.lossBackward(x, labels, divisor)),
+    infer: async (x) => module.forward(x),
+    evaluate: async (x, labels) => module.evaluate(x, labels),
+    takeGradients: () => module.takeGradients(),
+    keptTensors: () => module.keptTensors(),
+  };
+}

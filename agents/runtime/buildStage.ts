@@ -1,0 +1,81 @@
+import type { ModelGraph } from '../../engine/model/graph.js';
+import type { Placement } from '../../engine/plan/placement.js';
+import { parsePlan } from '../../engine/plan/plan.js';
+import type { PeerAddress, PeerMesh } from '../comm/peerMesh.js';
+import { ProcessGroup } from '../comm/processGroup.js';
+import { loadMnist } from '../data/mnist.js';
+import { GradientSync } from '../exec/gradientSync.js';
+import { createOptimizer } from '../exec/optimizer.js';
+import { wholeStageExecutor, type StageExecutor } from '../exec/stageExecutor.js';
+import { StageModule, stageLayers } from '../exec/stageModule.js';
+import { makeSynthetic, type SyntheticStageMs } from '../exec/syntheticStage.js';
+import { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
+import { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
+import { neighbours, type StageContext } from './stageContext.js';
+
+/** What the coordinator hands an agent at set-up. */
+export interface SetupMessage {
+  rank: number;
+  placement: Placement;
+  plan: unknown;
+  model: ModelGraph;
+  peers: PeerAddress[];
+  /** Benchmarks only: stages that sleep this long per micro-batch instead of computing. */
+  syntheticStageMs?: SyntheticStageMs;
+  /** Start gradient all-reduces during the step's last backward pass. */
+  overlapGradients: boolean;
+}
+
+/**
+ * Build this agent's part of the plan: link up with the peers it exchanges tensors with, then create
+ * the stage — whole, or this agent's tensor-parallel shard of it — with its optimizer.
+ */
+export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<StageContext> {
+  const plan = parsePlan(setup.plan);
+  const me = setup.placement;
+  const stage = plan.stages[me.stage];
+  const numClasses = setup.model.numClasses;
+  if (numClasses === undefined) throw new Error(`Model "${setup.model.name}" declares no class count, so it cannot be trained on the bundled digits.`);
+  const links = neighbours(plan, me);
+  const wanted = new Set(links.links);
+  await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
+
+  let whole: StageModule | null = null;
+  let module: StageExecutor;
+  let tensorGroup: TensorGroup | null = null;
+  if (stage.tensorParallel > 1) {
+    if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
+    tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
+    const { layers, inputShape, isFirst, isLast } = stageLayers(setup.model, stage.layers);
+    module = new ShardedStage(plan, layers, inputShape, isFirst, isLast, tensorGroup);
+  } else {
+    whole = StageModule.create(setup.model, stage.layers, plan.seed, { keepActivations: !plan.recompute });
+    if (setup.syntheticStageMs) makeSynthetic(whole, setup.syntheticStageMs);
+    module = wholeStageExecutor(whole);
+  }
+  const dataGroup = new ProcessGroup(me.rank, links.dataParallelGroup, mesh.links, { name: `data-parallel group of stage ${me.stage}${tensorGroup ? ` shard ${me.shard}` : ''}` });
+  const clip = plan.gradientClipNorm === undefined ? undefined : {
+    norm: plan.gradientClipNorm,
+    group: new ProcessGroup(me.rank, links.everyone, mesh.links, { name: 'all ranks (global gradient norm)' }),
+    // A parameter every shard holds whole is counted by shard 0 only, so each element counts once.
+    countsTowardNorm: module.paramSpecs.map((spec) => spec.sum === 'sharded' || me.shard === 0),
+  };
+  const asynchronous = plan.schedule === 'async';
+  return {
+    plan,
+    model: setup.model,
+    me,
+    module,
+    stageModule: whole,
+    overlapGradients: setup.overlapGradients,
+    tensorGroup,
+    gradientSync: asynchronous ? null : new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }),
+    optimizer: asynchronous ? createOptimizer(plan.optimizer) : null,
+    mesh,
+    data: loadMnist(),
+    numClasses,
+    prevRank: links.prevRank,
+    nextRank: links.nextRank,
+    dataParallelGroup: links.dataParallelGroup,
+  };
+}
