@@ -8,6 +8,8 @@ import type { AgentInfo, CoordinatorConfig } from './coordinator.js';
 import type { EventLog } from './eventLog.js';
 import { collectProfile, stepTimeline, syncClocks, writeProfile } from './measurements.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
+import { earliestAligned } from '../../engine/protocol/clockAlign.js';
+import type { TimelineEvent } from '../../engine/protocol/timeline.js';
 
 export interface TrainingContext {
   plan: Plan;
@@ -107,7 +109,11 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     // The slowest agent's wait for gradient communication after its last layer (what overlap did not hide).
     const commWaitMs = Math.max(0, ...replies.map((m) => Number(m.header.allReduceMs) || 0));
     log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
-    const measured = asynchronous ? null : stepTimeline(step, stepOrigin, replies, layout, clocks);
+    // An asynchronous step has no start the coordinator set: its window starts at its first pass.
+    const origin = asynchronous
+      ? earliestAligned(replies.map((m) => ({ events: (m.header.timeline as TimelineEvent[] | undefined) ?? [], offsetMs: clocks[Number(m.header.rank)]?.offsetMs ?? 0 })))
+      : stepOrigin;
+    const measured = origin === null ? null : stepTimeline(step, origin, replies, layout, clocks);
     if (measured) log.emit(measured);
     if (!asynchronous && plan.stages.length === 1) return;
     // One line per stage, from its first replica: every replica of a stage runs the same schedule.
@@ -144,7 +150,7 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     const stops = [config.steps, Math.floor(step / config.evalEverySteps + 1) * config.evalEverySteps];
     if (config.checkpointEverySteps) stops.push(Math.floor(step / config.checkpointEverySteps + 1) * config.checkpointEverySteps);
     const until = Math.min(...stops);
-    broadcast({ type: 'asyncRun', fromStep: step, toStep: until });
+    broadcast({ type: 'asyncRun', fromStep: step, toStep: until, timelineEverySteps: timelineEvery });
     for (; step < until; step++) record(step, await expect(`step:${step}`));
     await boundary(step);
   }

@@ -80,8 +80,13 @@ export async function runAgent(): Promise<void> {
       if (!ctx) throw new Error('An asynchronous run arrived before setup.');
       const stage = ctx.me.stage;
       asyncState ??= createAsyncState(ctx);
-      await runAsyncPipeline(ctx, asyncState, Number(h.fromStep), Number(h.toStep), (r) =>
-        coordinator!.send({ type: 'stepDone', rank, step: r.step, loss: r.loss, computeMs: r.computeMs, allReduceMs: r.allReduceMs, stage, stats: r.stats }),
+      await runAsyncPipeline(
+        ctx,
+        asyncState,
+        Number(h.fromStep),
+        Number(h.toStep),
+        (r) => coordinator!.send({ type: 'stepDone', rank, step: r.step, loss: r.loss, computeMs: r.computeMs, allReduceMs: r.allReduceMs, stage, stats: r.stats, timeline: r.timeline }),
+        Number(h.timelineEverySteps ?? 0),
       );
     } else if (h.type === 'eval') {
       if (!ctx) throw new Error('An evaluation arrived before setup.');

@@ -9,6 +9,7 @@ import type { Optimizer } from '../exec/optimizer.js';
 import type { StageExecutor } from '../exec/stageExecutor.js';
 import type { StageModule } from '../exec/stageModule.js';
 import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
+import { planGroups } from '../comm/planGroups.js';
 import { boundaryRanks } from '../schedule/stageBoundary.js';
 
 /** Everything one agent needs to execute its part of a plan. */
@@ -55,8 +56,7 @@ export interface Neighbours {
 export function neighbours(plan: Plan, me: Placement): Neighbours {
   const last = plan.stages.length - 1;
   const all = placements(plan);
-  const dataParallelGroup = all.filter((p) => p.stage === me.stage && p.shard === me.shard).map((p) => p.rank);
-  const tensorGroup = all.filter((p) => p.stage === me.stage && p.replica === me.replica).map((p) => p.rank);
+  const { data: dataParallelGroup, tensor: tensorGroup } = planGroups(plan, me.rank);
   const everyone = plan.gradientClipNorm !== undefined && plan.schedule !== 'async' ? all.map((p) => p.rank) : [];
   const links = [...new Set([...boundaryRanks(plan, me), ...dataParallelGroup, ...tensorGroup, ...everyone])].filter((r) => r !== me.rank);
   return {

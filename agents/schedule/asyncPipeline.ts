@@ -10,6 +10,8 @@ import { flatten, unflatten } from '../exec/stageModule.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { virtualNodesOf } from './pipelineStep.js';
 import { DiscrepancyCorrection, lrMultiplier } from './pipemare.js';
+import type { TimelineEvent, TimelineKind } from '../../engine/protocol/timeline.js';
+import { clockMs } from '../runtime/timelineRecorder.js';
 
 /** What a stage reports for each step of an asynchronous run. */
 export interface AsyncStepReport {
@@ -19,6 +21,8 @@ export interface AsyncStepReport {
   computeMs: number;
   allReduceMs: number;
   stats: { delay: number; utilization: number; lrMultiplier: number; correction: number };
+  /** For sampled steps: every forward, backward and update this stage ran while the step was in flight. */
+  timeline?: TimelineEvent[];
 }
 
 /** Per-stage state that lives across asynchronous chunks (epochs): the update count and δ. */
@@ -47,7 +51,14 @@ interface Micro {
  * pass the current weights, corrected by T2 if enabled; the step size follows T1. The stream drains at
  * the end of the chunk so the coordinator can evaluate and checkpoint.
  */
-export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fromStep: number, toStep: number, report: (r: AsyncStepReport) => void): Promise<void> {
+export async function runAsyncPipeline(
+  ctx: StageContext,
+  state: AsyncState,
+  fromStep: number,
+  toStep: number,
+  report: (r: AsyncStepReport) => void,
+  timelineEverySteps = 0,
+): Promise<void> {
   const { plan, mesh } = ctx;
   const module = ctx.stageModule;
   const optimizer = ctx.optimizer;
@@ -68,10 +79,18 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
   const stepStats = new Map<number, { delay: number; lr: number; computeMs: number; allReduceMs: number }>();
   const started = performance.now();
   let busyMs = 0;
-  const timed = <T>(f: () => T): T => {
+  // A sampled step's timeline is a window: from its first micro-batch's forward on this stage until
+  // its last update here, holding every pass of any step in between — the stream as it flowed.
+  const sampled = (step: number) => timelineEverySteps > 0 && step % timelineEverySteps === 0;
+  const windows = new Map<number, TimelineEvent[]>();
+  const who = { stage: ctx.me.stage, rank: ctx.me.rank, replica: ctx.me.replica };
+  const timed = <T>(f: () => T, kind: TimelineKind, i: number): T => {
     const t0 = performance.now();
+    const start = clockMs();
     const out = f();
     busyMs += performance.now() - t0;
+    if (kind === 'forward' && sampled(micros[i].step) && !windows.has(micros[i].step)) windows.set(micros[i].step, []);
+    for (const events of windows.values()) events.push({ ...who, kind, micro: i, startMs: start, endMs: clockMs() });
     return out;
   };
   // Tags name a micro-batch by its position in the stream, which every replica shares (their virtual
@@ -97,20 +116,25 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
       optimizer.apply(module.params, grads, lr);
       state.correction.observe(before, module.params, delay);
       before.forEach((t) => t.dispose());
-    });
+    }, 'optimizer', i);
     stats.computeMs += performance.now() - t0;
     state.updates += 1;
     stepStats.set(step, { ...stats, delay: Math.max(stats.delay, delay), lr });
     const done = (perStepDone.get(step) ?? 0) + 1;
     perStepDone.set(step, done);
     if (done === perStep) {
+      // Measuring the correction is the stage's own work (it reads every weight), not idle time.
+      const correction = timed(() => state.correction.size(module.params, stats.delay), 'optimizer', i);
+      const events = windows.get(step);
+      windows.delete(step);
       const elapsed = performance.now() - started;
       report({
         step,
         loss: (stepLoss.get(step) ?? 0) / perStep,
         computeMs: stats.computeMs,
         allReduceMs: stats.allReduceMs,
-        stats: { delay: stats.delay, utilization: busyMs / Math.max(elapsed, 1e-9), lrMultiplier: lr, correction: state.correction.size(module.params, stats.delay) },
+        stats: { delay: stats.delay, utilization: busyMs / Math.max(elapsed, 1e-9), lrMultiplier: lr, correction },
+        timeline: events,
       });
     }
   };
@@ -123,14 +147,14 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
       const x = ctx.prevRank === null ? tf.tensor(batch!.images, inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
-        const result = timed(() => module.lossBackward(x, batch!.labels, size * replicas));
+        const result = timed(() => module.lossBackward(x, batch!.labels, size * replicas), 'forward', i);
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
         x.dispose();
         if (ctx.prevRank !== null && result.dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
         result.dx?.dispose();
         await update(i, 0);
       } else {
-        const y = timed(() => module.forward(x));
+        const y = timed(() => module.forward(x), 'forward', i);
         mesh.link(ctx.nextRank).send({ type: 'tensor', tag: tag(i, 'act') }, floatsToBytes(y.dataSync() as Float32Array));
         y.dispose();
         stash.set(i, { x, version: state.updates });
@@ -140,9 +164,13 @@ export async function runAsyncPipeline(ctx: StageContext, state: AsyncState, fro
       const { x, version } = stash.get(i)!;
       stash.delete(i);
       const delay = state.updates - version;
-      const corrected = state.correction.weightsFor(module.params, delay);
-      const dx = timed(() => module.backward(x, dy, corrected ?? undefined));
-      corrected?.forEach((t) => t.dispose());
+      const dx = timed(() => {
+        // PipeMare's T2 is part of the backward pass: the weights it differentiates at.
+        const corrected = state.correction.weightsFor(module.params, delay);
+        const out = module.backward(x, dy, corrected ?? undefined);
+        corrected?.forEach((t) => t.dispose());
+        return out;
+      }, 'backward', i);
       dy.dispose();
       x.dispose();
       if (ctx.prevRank !== null && dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(dx.dataSync() as Float32Array));

@@ -29,6 +29,13 @@ export function alignEvents(events: TimelineEvent[], offsetMs: number, originMs:
   return events.map((e) => ({ ...e, startMs: e.startMs - offsetMs - originMs, endMs: e.endMs - offsetMs - originMs }));
 }
 
+/** The earliest start among agents' events on the coordinator's axis (each agent's offset removed); null when none. */
+export function earliestAligned(recorded: Array<{ events: TimelineEvent[]; offsetMs: number }>): number | null {
+  let earliest: number | null = null;
+  for (const { events, offsetMs } of recorded) for (const e of events) earliest = Math.min(earliest ?? Infinity, e.startMs - offsetMs);
+  return earliest;
+}
+
 const isCompute = (e: TimelineEvent) => e.kind === 'forward' || e.kind === 'backward';
 
 /**

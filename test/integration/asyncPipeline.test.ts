@@ -37,6 +37,18 @@ describe('asynchronous pipeline (PipeMare)', () => {
     expect(last(1)).toMatchObject({ delay: 0, lrMultiplier: 1, correction: 0 });
     const first0 = stats.find((e) => e.type === 'pipeline' && e.stage === 0);
     expect(first0?.type === 'pipeline' && first0.correction).toBeGreaterThan(0);
+
+    // Sampled steps carry the stream as it flowed: every agent's passes while the step was in flight,
+    // on the coordinator's axis. With no flush, micro-batches of neighbouring steps share the window.
+    const timelines = events.filter((e) => e.type === 'timeline');
+    expect(timelines.map((e) => e.type === 'timeline' && e.step)).toEqual([0, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120]);
+    const middle = timelines[6];
+    if (middle.type !== 'timeline') throw new Error('not a timeline');
+    expect(new Set(middle.events.map((e) => e.rank))).toEqual(new Set([0, 1, 2, 3]));
+    expect(new Set(middle.events.map((e) => e.kind))).toEqual(new Set(['forward', 'backward', 'optimizer']));
+    // Stage 0's passes of one window belong to several steps' micro-batches (4 per step): no drain between them.
+    const stage0Micros = middle.events.filter((e) => e.rank === 0 && e.kind === 'forward').map((e) => Math.floor(e.micro! / 4));
+    expect(new Set(stage0Micros).size).toBeGreaterThan(1);
   });
 
   it('without corrections, and with virtual nodes, it still trains', async () => {

@@ -124,9 +124,9 @@ describe('recomputation, Adam and global-norm clipping equal one process', () =>
     return out;
   }
 
-  it('recompute on pp2 × dp2, 1F1B (activations rebuilt in the backward pass)', async () => {
-    const plan: Plan = { ...presetPlan(model, 'pp2-dp2', { optimizer: sgd }), schedule: '1f1b', recompute: true };
-    const got = await distributed(plan, 'recompute');
+  it.each(['pp2-dp2', 'pp2-dp1-tp2'])('recompute on %s, 1F1B (activations rebuilt in the backward pass)', async (preset) => {
+    const plan: Plan = { ...presetPlan(model, preset, { optimizer: sgd }), schedule: '1f1b', recompute: true };
+    const got = await distributed(plan, `recompute-${preset}`);
     for (const [name, values] of reference) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
   });
 

@@ -16,8 +16,9 @@ let nextVariableId = 0;
  * because its layers exchange tensors with the other shards between local computations.
  *
  * Tensors at the stage's edges are this shard's rows of the micro-batch (S0); `rows` is the whole
- * micro-batch. Backward recomputes the forward pass from the stage input, collectives included, as
- * StageModule does, so only stage inputs are kept per micro-batch in flight.
+ * micro-batch. A training forward pass keeps every op's input for the backward pass, unless the plan
+ * recomputes activations: then the backward pass runs the forward pass again from the stage input,
+ * collectives included.
  */
 export class ShardedStage {
   readonly params: tf.Variable[];
@@ -25,6 +26,8 @@ export class ShardedStage {
   private readonly ops: StageOp[];
   readonly outputLayout: Layout;
   private gradients: tf.Tensor[] | null = null;
+  /** Every op's input from training forward passes whose backward pass is still to come, by stage input. */
+  private readonly kept = new Map<tf.Tensor, tf.Tensor[]>();
 
   constructor(
     plan: Plan,
@@ -33,6 +36,8 @@ export class ShardedStage {
     readonly isFirst: boolean,
     readonly isLast: boolean,
     readonly group: TensorGroup,
+    /** Keep every op's input for the backward pass (else recompute them, collectives included). */
+    private readonly keepActivations = !plan.recompute,
   ) {
     const compiled = compileStage(plan, layers, inputShape, group, isLast);
     this.ops = compiled.ops;
@@ -62,18 +67,22 @@ export class ShardedStage {
     return y === x ? x.clone() : y;
   }
 
-  forward(x: tf.Tensor, rows: number): Promise<tf.Tensor> {
-    return this.run(x, rows);
+  async forward(x: tf.Tensor, rows: number): Promise<tf.Tensor> {
+    if (!this.keepActivations) return this.run(x, rows);
+    const saved: tf.Tensor[] = [];
+    const y = await this.run(x, rows, saved);
+    this.kept.set(x, saved);
+    return y;
   }
 
-  /** Evaluation: the same computation (the backward pass recomputes from the stage input anyway). */
+  /** Evaluation: the forward computation, nothing kept. */
   infer(x: tf.Tensor, rows: number): Promise<tf.Tensor> {
     return this.run(x, rows);
   }
 
-  /** Only stage inputs are kept between passes, and the schedule holds those. */
+  /** Op inputs kept for backward passes still to come (the stage inputs themselves are the schedule's). */
   keptTensors(): tf.Tensor[] {
-    return [];
+    return [...this.kept.entries()].flatMap(([x, saved]) => saved.filter((t) => t !== x));
   }
 
   /**
@@ -110,9 +119,12 @@ export class ShardedStage {
   }
 
   async backward(x: tf.Tensor, dy: tf.Tensor, rows: number): Promise<tf.Tensor | null> {
-    const saved: tf.Tensor[] = [];
-    const y = await this.run(x, rows, saved);
-    y.dispose();
+    let saved = this.kept.get(x);
+    this.kept.delete(x);
+    if (!saved) {
+      saved = [];
+      (await this.run(x, rows, saved)).dispose();
+    }
     return this.backwardFrom(saved, x, dy, rows);
   }
 
@@ -195,5 +207,6 @@ export class ShardedStage {
   dispose(): void {
     this.params.forEach((p) => p.dispose());
     this.gradients?.forEach((g) => g?.dispose());
+    this.keptTensors().forEach((t) => t.dispose());
   }
 }

@@ -25,6 +25,9 @@ export const TRAIN_OPTIONS = {
   lr: { type: 'string' },
   seed: { type: 'string' },
   schedule: { type: 'string' },
+  zero: { type: 'string' },
+  recompute: { type: 'boolean' },
+  'clip-norm': { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string' },
   'checkpoint-every': { type: 'string' },
@@ -50,8 +53,14 @@ export function buildPlan(values: TrainValues): Plan {
     seed: number('seed'),
     optimizer: lr === undefined ? undefined : { ...DEFAULT_OPTIMIZER, learningRate: lr },
   });
-  if (values.schedule === undefined) return plan;
-  return parsePlan({ ...plan, schedule: values.schedule });
+  // Through parsePlan, so a bad value is reported the way a bad plan file would be.
+  return parsePlan({
+    ...plan,
+    ...(values.schedule === undefined ? {} : { schedule: values.schedule }),
+    ...(values.zero === undefined ? {} : { zero: number('zero') }),
+    ...(values.recompute ? { recompute: true } : {}),
+    ...(values['clip-norm'] === undefined ? {} : { gradientClipNorm: number('clip-norm') }),
+  });
 }
 
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
