@@ -109,7 +109,7 @@ async function runGloo(procs: number): Promise<Timing[] | string> {
 }
 
 /** Raw TCP between two Node processes (bench/peers/raw_tcp.ts); synchronous, nothing else runs meanwhile. */
-function rawTcp(): Record<'dataEvents' | 'userBuffer' | 'bidirectional', number> {
+function rawTcp(): Record<'dataEvents' | 'userBuffer' | 'bidirectional' | 'bidirectionalUserBuffer', number> {
   const res = spawnSync(process.execPath, [...process.execArgv, join(here, 'peers/raw_tcp.ts')], { encoding: 'utf8', timeout: 300_000 });
   if (res.status !== 0) throw new Error(`raw TCP reference failed: ${res.stderr}`);
   return JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}');
@@ -163,7 +163,10 @@ async function main(): Promise<void> {
     `CPU ms = user + system CPU time of rank 0 per all-reduce (Gloo: all its threads): the cost of an all-reduce whatever else the machine runs; ` +
       `wall-clock busBW on a loaded or oversubscribed machine mostly measures scheduling.`,
     `raw TCP (GB/s): 'data' events ${raw.dataEvents.toFixed(2)}, reused read buffer ${raw.userBuffer.toFixed(2)}, ` +
-      `bidirectional per direction ${raw.bidirectional.toFixed(2)}; rawTcpGBps is the best one-way figure.`,
+      `bidirectional per direction ${raw.bidirectional.toFixed(2)} ('data' events) and ${raw.bidirectionalUserBuffer?.toFixed(2) ?? '—'} (reused buffers); ` +
+      `rawTcpGBps is the best one-way figure. A ring member sends and receives busBW at the same time, so the bidirectional ` +
+      `reused-buffer figure (${raw.bidirectionalUserBuffer ? `${((100 * raw.bidirectionalUserBuffer) / rawTcpGBps).toFixed(0)}% of rawTcpGBps` : 'not measured'}) ` +
+      `bounds what any all-reduce can reach here before it adds a single float, with 2 processes; with 4 on 2 cores, about half of it.`,
   );
   const gb = (v: unknown) => (typeof v === 'number' ? v.toFixed(3) : '—');
   const ms = (v: unknown) => (typeof v === 'number' ? v.toFixed(3) : '—');

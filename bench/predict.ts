@@ -2,18 +2,23 @@
  * Prediction benchmark (issue 4): does the calibrated cost model predict the step time of plans on
  * this machine, and rank them in the right order?
  *
- *   npm run bench -- predict [--steps 20] [--warmup 4] [--repeats 7]
+ *   npm run bench -- predict [--steps 30] [--warmup 5] [--repeats 7]
  *
- * 1. A short profiling job per model (pp2 on 2 agents, 1 step) times every layer at several batch sizes
- *    and measures the loopback link; engine/cost/calibrate.ts turns its profile.json into a CostProfile.
- * 2. Each plan trains for a few steps; its measured step time is the mean coordinator-side step time
- *    after the warm-up steps (median). The prediction is costOfPlan(plan, model, local cluster, { profile }).
+ * 1. A short profiling job per model (pp2 on 2 agents, 1 step, a full profile) times every layer of the
+ *    model with the runtime's own forward and backward calls at the micro-batch sizes the plans use,
+ *    each agent alone and then both at once (contention on the shared cores), the optimizer update, the
+ *    loopback link, and the gradient all-reduce at bucket sizes from 256 KB to 16 MB;
+ *    engine/cost/calibrate.ts turns its profile.json into a CostProfile. Nothing of the plans below
+ *    (their step times) goes into the calibration.
+ * 2. Each plan trains for a few steps; its measured step time is the median coordinator-side step
+ *    time after the warm-up steps. The prediction is costOfPlan(plan, model, local cluster, { profile }).
  * Prints a table and writes bench/results/predict.json with rows { plan, predictedMs, measuredMs },
  * the mean absolute relative error and Kendall's τ.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_BUCKET_BYTES as RUNTIME_BUCKET_BYTES } from '../agents/exec/gradientBuckets.js';
 import { localClusterSpec } from '../engine/cluster/cluster.js';
 import { calibrate } from '../engine/cost/calibrate.js';
 import { costOfPlan } from '../engine/cost/costOfPlan.js';
@@ -22,6 +27,7 @@ import { kendallTau, meanAbsRelativeError } from '../engine/cost/predictionError
 import type { ModelGraph } from '../engine/model/graph.js';
 import { zooModel } from '../engine/model/zoo.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
+import { microBatchSize } from '../engine/plan/placement.js';
 import { agentsNeeded, type Plan } from '../engine/plan/plan.js';
 import { presetPlan } from '../engine/plan/presets.js';
 import type { JobEvent } from '../engine/protocol/events.js';
@@ -33,8 +39,8 @@ const flag = (name: string, fallback: number) => {
   const i = args.indexOf(`--${name}`);
   return i >= 0 ? Number(args[i + 1]) : fallback;
 };
-const steps = flag('steps', 20);
-const warmup = flag('warmup', 4);
+const steps = flag('steps', 30);
+const warmup = flag('warmup', 5);
 const repeats = flag('repeats', 7);
 
 interface Case {
@@ -43,22 +49,24 @@ interface Case {
   plan: Plan;
 }
 
-const plan = (model: string, preset: string, schedule: Plan['schedule'] = 'gpipe', microBatches?: number): Case => ({
-  name: `${model} ${preset}${microBatches ? `-m${microBatches}` : ''}${schedule === 'gpipe' ? '' : ` ${schedule}`}`,
+const plan = (model: string, preset: string, globalBatch: number, schedule: Plan['schedule'] = 'gpipe', microBatches?: number): Case => ({
+  name: `${model} ${preset}${microBatches ? `-m${microBatches}` : ''}${schedule === 'gpipe' ? '' : ` ${schedule}`} b${globalBatch}`,
   model,
-  plan: { ...presetPlan(zooModel(model), preset, microBatches ? { microBatches } : {}), schedule },
+  plan: { ...presetPlan(zooModel(model), preset, { globalBatch, ...(microBatches ? { microBatches } : {}) }), schedule },
 });
-// At most 2 agents: this machine has 2 cores; more agents would measure core contention.
+// At most 2 agents: this machine has 2 cores; more agents would measure core contention. Three models
+// and global batches from 32 to 256 spread the step times over more than an order of magnitude, so
+// that the ranking is not decided by noise between near-equal plans.
 const cases: Case[] = [
-  plan('mlp', 'pp1-dp1'),
-  plan('mlp', 'pp1-dp1', 'gpipe', 4),
-  plan('mlp', 'pp1-dp2'),
-  plan('mlp', 'pp2-dp1', 'gpipe', 4),
-  plan('mlp', 'pp2-dp1', '1f1b', 8),
-  plan('cnn', 'pp1-dp1'),
-  plan('cnn', 'pp1-dp2'),
-  plan('cnn', 'pp2-dp1', 'gpipe', 4),
-  plan('cnn', 'pp2-dp1', '1f1b', 8),
+  plan('mlp', 'pp1-dp1', 32),
+  plan('mlp', 'pp1-dp1', 128),
+  plan('mlp', 'pp1-dp2', 256),
+  plan('mlp', 'pp2-dp1', 64, 'gpipe', 4),
+  plan('cnn', 'pp1-dp1', 64),
+  plan('cnn', 'pp1-dp2', 256),
+  plan('cnn', 'pp2-dp1', 128, '1f1b', 4),
+  plan('mlp-wide', 'pp1-dp1', 32),
+  plan('mlp-wide', 'pp1-dp2', 64),
 ];
 
 interface Row {
@@ -108,20 +116,30 @@ async function runJobOnce(model: ModelGraph, p: Plan, stepsToRun: number, extra:
 const started = performance.now();
 const loadBefore = loadavg()[0];
 const profiles = new Map<string, CostProfile>();
-for (const name of [...new Set(cases.map((c) => c.model))]) {
+/** Profile a model: a pp2 job on 2 agents timing the micro-batch sizes its plans use (and 8 and 64, for the line). */
+async function profileModel(name: string): Promise<CostProfile> {
   const model = zooModel(name);
-  const { runDir } = await runJob(model, presetPlan(model, 'pp2-dp1'), 1, { profile: true, profileBatches: [8, 16, 32, 64], profileRepeats: repeats });
+  const sizes = cases.filter((c) => c.model === name).map((c) => microBatchSize(c.plan));
+  const batches = [...new Set([8, 64, ...sizes])].sort((a, b) => a - b);
+  const { runDir } = await runJob(model, presetPlan(model, 'pp2-dp1'), 1, { profile: true, profileFull: true, profileBatches: batches, profileRepeats: repeats });
   const measured = JobProfileSchema.parse(JSON.parse(readFileSync(join(runDir, 'profile.json'), 'utf8')));
-  profiles.set(name, calibrate(measured, localClusterSpec(2)));
-  console.log(`profiled ${name}: ${measured.layers.length} layer timings, link α ${(measured.links[0]?.alpha * 1e6).toFixed(0)} µs β ${(measured.links[0]?.beta / 1e9).toFixed(2)} GB/s`);
+  const calibrated = calibrate(measured, localClusterSpec(2));
+  const ar = calibrated.allReduce;
+  console.log(
+    `profiled ${name}: ${measured.layers.length} layer timings at batches ${batches.join('/')}, contention ×${(calibrated.contention?.[2] ?? 1).toFixed(2)}, link α ${(measured.links[0]?.alpha * 1e6).toFixed(0)} µs β ${(measured.links[0]?.beta / 1e9).toFixed(2)} GB/s, all-reduce α ${ar ? (ar.alpha * 1e6).toFixed(0) : '—'} µs β ${ar ? (ar.beta / 1e9).toFixed(2) : '—'} GB/s`,
+  );
+  return calibrated;
 }
 
 const rows: Row[] = [];
 for (const c of cases) {
   const model = zooModel(c.model);
+  // Each model is profiled just before its first plan runs: the machine's load drifts over minutes.
+  if (!profiles.has(c.model)) profiles.set(c.model, await profileModel(c.model));
   const agents = agentsNeeded(c.plan);
   const cluster = localClusterSpec(agents);
-  const predicted = costOfPlan(c.plan, model, cluster, { profile: profiles.get(c.model) });
+  // The agents' GradientSync all-reduces in buckets of 4 MB (agents/exec/gradientBuckets.ts).
+  const predicted = costOfPlan(c.plan, model, cluster, { profile: profiles.get(c.model), allReduceBucketBytes: RUNTIME_BUCKET_BYTES });
   const uncalibrated = costOfPlan(c.plan, model, cluster);
   const { events } = await runJob(model, c.plan, steps, { profile: false });
   const stepMs = events.filter((e): e is Extract<JobEvent, { type: 'step' }> => e.type === 'step' && e.step >= warmup).map((e) => e.stepMs);
@@ -160,8 +178,8 @@ const columns: Column<Row>[] = [
   { key: 'uncalibratedMs', title: 'datasheet ms', format: fixed(1) },
 ];
 const notes = [
-  `Calibration: one profiling job per model (pp2 on 2 agents, both timing at once as in training), every layer timed at batches 8/16/32/64, ${repeats} repetitions after a warm-up, median kept; a line per-call + per-sample fitted per layer; loopback α/β from ping-pong; Adam's cost per parameter measured on copies of the weights.`,
-  `Measured: median coordinator-side step time (broadcast → every agent's reply) over steps ${warmup}..${steps - 1} (${warmup} warm-up steps left out), global batch 64, on local:N with N = agents the plan needs.`,
+  `Calibration: one profiling job per model, run just before its plans (pp2 on 2 agents, 1 step): every layer of the model timed with the runtime's own calls (forward; backward from kept activations, Dense by hand; gradient accumulation; the loss) at 8, 64 and the plans' micro-batch sizes, ${repeats} repetitions after a warm-up, median kept — each agent alone, then both at once (their ratio prices 2 agents sharing the 2 cores); Adam's cost per parameter and per tensor; loopback α/β from ping-pong; the gradient all-reduce as GradientSync runs it (copy in, ring, copy out) at 256 KB–16 MB, fitted to a ring's α/β; the coordinator round trip per step. The runtime's 4 MB buckets overlap the all-reduce with the last backward pass only. No measured step time of the plans below is used.`,
+  `Measured: median coordinator-side step time (broadcast → every agent's reply) over steps ${warmup}..${steps - 1} (${warmup} warm-up steps left out), on local:N with N = agents the plan needs.`,
   `MAE ${(mae * 100).toFixed(1)}% (target ≤ 15%: ${mae <= 0.15 ? 'met' : 'not met'}), Kendall τ ${tau.toFixed(3)} (target ≥ 0.8: ${tau >= 0.8 ? 'met' : 'not met'}). Datasheet (uncalibrated, cpu-core 20 GFLOP/s) for comparison: MAE ${(maeUncalibrated * 100).toFixed(1)}%, τ ${tauUncalibrated.toFixed(3)}.`,
   `This machine (${cpus().length} cores) is shared with other engineers' test runs: load average (1 min) before / after ${loadBefore.toFixed(2)} / ${loadavg()[0].toFixed(2)}; layer timings and step times both vary with it. Benchmark wall time ${benchSeconds.toFixed(0)} s.`,
 ];

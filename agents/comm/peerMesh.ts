@@ -63,4 +63,13 @@ export class PeerMesh {
     for (const conn of this.links.values()) conn.close();
     this.server?.close();
   }
+
+  /**
+   * Drop every link at once (not the polite half-close of close(), which waits for a peer that may
+   * be stopped): every pending receive and collective fails now, naming the connection.
+   */
+  abort(): void {
+    for (const conn of this.links.values()) conn.socket.destroy();
+    this.server?.close();
+  }
 }

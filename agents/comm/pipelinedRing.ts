@@ -1,6 +1,7 @@
-import { addInto, byteView, SegmentLayout } from './chunking.js';
+import { byteView, SegmentLayout } from './chunking.js';
 import type { CollectiveCall } from './collectiveCall.js';
 import { bytesToFloats } from './frame.js';
+import { acquireArena, releaseArena, SumArena } from './sumArena.js';
 
 export interface RingOptions {
   /** Run the reduce-scatter half (member i ends owning the sum of chunk i). */
@@ -13,17 +14,28 @@ export interface RingOptions {
 
 /**
  * segmentBytes: bytes per message — big enough to amortise per-message costs (JS, system calls,
- * wake-ups), small enough to pipeline. window: segments in flight at once. Measured on 2 shared
- * cores: window 2 cost no less CPU per all-reduce than 4 but took up to twice as long, because a
- * member that gets the CPU back finds fewer segments ready to work on.
+ * wake-ups, cache misses on each side of a context switch), small enough to pipeline. window:
+ * segments in flight at once. Measured on 2 shared cores with SIMD sums: 4 MiB segments cost 10–25%
+ * less CPU per all-reduce than 1 MiB ones with 4 processes (oversubscribed, where CPU is the time),
+ * and no more with 2; window 2 cost no more than 4 and keeps the arena small. Arrays too small for
+ * `window` full segments are still cut into `window` pieces (segmentsFor), so they pipeline too.
  */
-export const RING_DEFAULTS = { segmentBytes: 1 << 20, window: 4 } as const;
+export const RING_DEFAULTS = { segmentBytes: 4 << 20, window: 2 } as const;
+
+/** Receive slots per worker (at most): a partial sum is sent from its slot while the next two steps receive into the others. */
+const SLOTS = 3;
 
 /**
  * Ring reduce-scatter and/or all-gather over `data`, pipelined by segments. Each segment runs the
  * classic ring (n−1 steps per half, each member sending 1/n of the segment per step, so every member
  * sends 2(n−1)/n of the array in all — bandwidth-optimal), and up to `window` segments are in flight:
  * while one segment's incoming chunk is being added, the next ones are arriving.
+ *
+ * Reduce-scatter works in a SumArena (sumArena.ts): each incoming chunk lands straight in a slot of
+ * the arena, this member's values are copied in beside it and added with SIMD, and the partial sum is
+ * sent on from the slot — so, in an all-reduce, partial sums never touch `data` at all; only the
+ * member's own total is copied back (the all-gather overwrites every other chunk anyway). The
+ * all-gather receives straight into `data` and forwards from there.
  *
  * Chunk c's sum is formed on one path (starting at member c+1, ending at its owner c) and then only
  * copied, so every member ends with bit-identical values.
@@ -39,24 +51,51 @@ export async function pipelinedRing(call: CollectiveCall, data: Float32Array, la
     const [a, b] = layout.bounds(c, j);
     return data.subarray(a, b);
   };
+  const workers = Math.min(options.window, layout.segments);
+  const longest = layout.maxSegment();
+  const slotsPerWorker = Math.min(SLOTS, n - 1);
+  const arena = options.reduceScatter ? acquireArena(SumArena.bytesFor(new Array<number>(workers * slotsPerWorker).fill(longest))) : null;
+  const fromArena: Promise<void>[] = [];
 
-  async function segment(j: number, scratch: Float32Array | null): Promise<void> {
-    const sent: Promise<void>[] = [];
+  async function segment(j: number, slots: Float32Array[], busy: Array<Promise<void> | null>): Promise<void> {
+    let sentFromData: Promise<void> | null = null;
     if (options.reduceScatter) {
+      let carry = -1; // the slot holding the partial sum to send at this step
+      let carried: Float32Array | null = null;
       for (let s = 0; s < n - 1; s++) {
+        const step = `rs${s}/j${j}`;
         await call.whenWritable(next);
-        sent.push(call.send(next, `rs${s}/j${j}`, byteView(region(chunk(-s - 1), j))));
+        if (carry < 0) {
+          sentFromData = call.send(next, step, byteView(region(chunk(-s - 1), j)));
+        } else {
+          const flushed = call.send(next, step, byteView(carried!));
+          busy[carry] = flushed;
+          fromArena.push(flushed);
+        }
         const target = region(chunk(-s - 2), j);
-        const sink = byteView(scratch!.subarray(0, target.length));
-        const got = await call.receive(prev, `rs${s}/j${j}`, sink);
-        checkLength(got, target.length, `rs${s}/j${j}`);
-        if (target.length > 0) addInto(target, bytesToFloats(got));
+        const k = (carry + 1) % slotsPerWorker;
+        const wait = busy[k];
+        if (wait) {
+          await wait;
+          busy[k] = null;
+        }
+        const recv = slots[k].subarray(0, target.length);
+        const sink = byteView(recv);
+        const got = await call.receive(prev, step, sink);
+        checkLength(got, target.length, step);
+        if (target.length > 0) {
+          if (got !== sink) recv.set(bytesToFloats(got)); // arrived before its receive was posted
+          // An all-gather overwrites every chunk but this member's own: only totals need writing back.
+          arena!.accumulate(recv, target, s === n - 2 || !options.allGather);
+        }
+        carry = k;
+        carried = recv;
       }
     }
     if (options.allGather) {
-      // The all-gather overwrites chunks this member sent during reduce-scatter: their bytes must
-      // have left (the socket writes from this very memory) before the totals land on them.
-      await Promise.all(sent);
+      // The all-gather overwrites the chunk this member sent from `data` during reduce-scatter: its
+      // bytes must have left (the socket writes from this very memory) before the totals land on it.
+      if (sentFromData) await sentFromData;
       for (let s = 0; s < n - 1; s++) {
         await call.whenWritable(next);
         call.send(next, `ag${s}/j${j}`, byteView(region(chunk(-s), j)));
@@ -75,8 +114,15 @@ export async function pipelinedRing(call: CollectiveCall, data: Float32Array, la
 
   let nextSegment = 0;
   const worker = async () => {
-    const scratch = options.reduceScatter ? new Float32Array(layout.maxSegment()) : null;
-    while (nextSegment < layout.segments) await segment(nextSegment++, scratch);
+    const slots = arena ? Array.from({ length: slotsPerWorker }, () => arena.take(longest)) : [];
+    const busy: Array<Promise<void> | null> = slots.map(() => null);
+    while (nextSegment < layout.segments) await segment(nextSegment++, slots, busy);
   };
-  await Promise.all(Array.from({ length: Math.min(options.window, layout.segments) }, worker));
+  await Promise.all(Array.from({ length: workers }, worker));
+  if (arena) {
+    // Sends from the arena must have left before another collective may write into it. (After a
+    // failure the arena is not given back: a send may still be reading it.)
+    await Promise.all(fromArena);
+    releaseArena(arena);
+  }
 }

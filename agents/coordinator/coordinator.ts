@@ -1,13 +1,12 @@
 import type { Server } from 'node:net';
 import type { ModelGraph } from '../../engine/model/graph.js';
-import { agentsNeeded, parsePlan } from '../../engine/plan/plan.js';
+import { parsePlan } from '../../engine/plan/plan.js';
 import type { Connection } from '../comm/connection.js';
-import type { Message } from '../comm/frame.js';
 import { listenAuthenticated, type Hello } from '../comm/handshake.js';
 import { EventLog } from './eventLog.js';
-import { runTraining } from './trainingLoop.js';
+import { describeMember, Membership } from './membership.js';
+import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
-import { clockMs } from '../runtime/timelineRecorder.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -40,57 +39,49 @@ export interface CoordinatorConfig {
   profileBatches?: number[];
   /** Timed repetitions per layer and batch size after a warm-up (default 3); the median is kept. */
   profileRepeats?: number;
+  /** Calibration-grade profile: every agent times the whole model, alone and all at once, and all-reduces at several sizes. */
+  profileFull?: boolean;
   /** Record and emit the measured timeline of every this many synchronous steps (default 10; 0 = never). */
   timelineEverySteps?: number;
-}
-
-export interface AgentInfo {
-  conn: Connection;
-  host: string;
-  pid: number;
-  peerHost: string;
-  peerPort: number;
-  backend: string;
+  /**
+   * Address to listen on (default 127.0.0.1). A job with agents on other hosts passes the head host's
+   * cluster address so they can join; every connection is still HMAC-authenticated.
+   */
+  listenHost?: string;
+  /** Append every event to this file (JSON lines), so the history survives the coordinator (shoal attach). */
+  eventLogPath?: string;
 }
 
 const now = () => Date.now();
 
 /**
- * The coordinator of one job: rendezvous, rank assignment, the step loop, evaluation, and the event
- * stream every studio attaches to. It binds to 127.0.0.1 only; remote studios reach it through SSH.
+ * The coordinator of one job: rendezvous, rank assignment, the step loop (trainingLoop.ts), and the
+ * event stream every studio attaches to. It binds to 127.0.0.1 unless told otherwise; remote studios
+ * reach it through SSH. Three kinds of authenticated peers connect: agents, studios (events), and
+ * controllers (resize requests).
  */
 export async function runCoordinator(): Promise<void> {
   const config = await readConfigFromStdin<CoordinatorConfig>('coordinator');
   const plan = parsePlan(config.plan);
-  const log = new EventLog();
+  const log = new EventLog(config.eventLogPath);
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);
   };
   log.emit({ type: 'status', state: 'starting', message: `waiting for ${config.agents} agents`, time: now() });
 
-  const agents: AgentInfo[] = [];
-  let allJoined!: () => void;
-  const joined = new Promise<void>((resolve) => (allJoined = resolve));
+  const membership = new Membership();
+  membership.onLog = (member, level, message) => say(level as 'info', message, null, member.host);
+  const resizes: ResizeRequest[] = [];
   const server: Server = await listenAuthenticated(
-    '127.0.0.1',
+    config.listenHost ?? '127.0.0.1',
     0,
     config.secret,
     (conn: Connection, hello: Hello) => {
-      if (hello.role === 'studio') {
-        log.attach(conn, Number(hello.since ?? 0));
-        return;
-      }
-      const info: AgentInfo = {
-        conn,
-        host: String(hello.host),
-        pid: Number(hello.pid),
-        peerHost: String(hello.peerHost),
-        peerPort: Number(hello.peerPort),
-        backend: String(hello.backend),
-      };
-      agents.push(info);
-      if (agents.length === config.agents) allJoined();
+      if (hello.role === 'studio') return log.attach(conn, Number(hello.since ?? 0));
+      if (hello.role === 'control') return acceptControl(conn, resizes, say);
+      const member = membership.add(conn, hello);
+      if (membership.members.length > config.agents) say('info', `${describeMember(member)} joined; it takes part from the next resize.`);
     },
     (peer, reason) => say('warn', `refused a connection from ${peer}: ${reason}`),
   );
@@ -100,97 +91,44 @@ export async function runCoordinator(): Promise<void> {
 
   const timeoutSec = config.roundTimeoutSec ?? 300;
   const rendezvous = setTimeout(() => {
-    const message = `Only ${agents.length} of ${config.agents} agents joined within ${timeoutSec} s (${agents.map((a) => a.host).join(', ') || 'none'}). Check the missing agents' logs.`;
+    const joined = membership.alive();
+    const message = `Only ${joined.length} of ${config.agents} agents joined within ${timeoutSec} s (${joined.map((a) => a.host).join(', ') || 'none'}). Check the missing agents' logs.`;
     log.emit({ type: 'status', state: 'failed', message, time: now() });
     say('error', message);
     setTimeout(() => process.exit(1), 500);
   }, timeoutSec * 1000);
-  await joined;
+  await membership.whenAlive(config.agents);
   clearTimeout(rendezvous);
-  const active = agents.slice(0, agentsNeeded(plan));
-  // An agent fails the job when its connection drops (a crash, SIGKILL) or when it stops answering
-  // (SIGSTOP, a hung host): no heartbeat for heartbeatTimeoutSec. A silent agent is fenced — its
-  // connection is closed — so that a late wake-up cannot send stale results into the job.
-  const heartbeatSec = config.heartbeatTimeoutSec ?? 5;
-  const lastHeard = active.map(() => now());
-  let watchdog: NodeJS.Timeout | undefined;
-  const failures = new Promise<never>((_, reject) => {
-    active.forEach((agent, rank) => {
-      agent.conn.onClose = (err) => reject(new Error(`Agent rank ${rank} on ${agent.host} (pid ${agent.pid}) disconnected: ${err.message}`));
-    });
-    watchdog = setInterval(() => {
-      active.forEach((agent, rank) => {
-        const silent = (now() - lastHeard[rank]) / 1000;
-        if (silent <= heartbeatSec || agent.conn.closed) return;
-        reject(new Error(`Agent rank ${rank} on ${agent.host} (pid ${agent.pid}) stopped answering: no heartbeat for ${silent.toFixed(1)} s. It was fenced out of the job; check that host.`));
-        agent.conn.socket.destroy();
-      });
-    }, 500);
-    watchdog.unref();
-  });
-  failures.catch(() => {});
-
-  // Every control reply is tagged with its round so replies are matched to what asked for them.
-  const pending = new Map<string, { left: number; replies: Message[]; done: (m: Message[]) => void }>();
-  // Replies to rounds not yet awaited (an asynchronous pipeline reports steps at its own pace).
-  const early = new Map<string, Message[]>();
-  active.forEach((agent, rank) => {
-    agent.conn.onMessage = (m) => {
-      lastHeard[rank] = now();
-      const h = m.header;
-      if (h.type === 'heartbeat') return;
-      if (h.type === 'log') return say(h.level as 'info', String(h.message), rank, agent.host);
-      if (h.type === 'failed') return say('error', `failed: ${String(h.message)}`, rank, agent.host);
-      if (h.type === 'clockReply') h.receivedMs = clockMs(); // the arrival stamp of an NTP-style ping
-      const key =
-        h.type === 'clockReply' ? `clock:${h.seq}` : h.type === 'profileDone' ? 'profile' : h.type === 'stepDone' ? `step:${h.step}` : h.type === 'evalDone' ? `eval:${h.evalId}` : h.type === 'snapshotData' ? `snapshot:${h.snapshotId}` : h.type === 'ready' || h.type === 'restored' ? h.type : null;
-      if (!key) return;
-      const round = pending.get(key);
-      if (!round) {
-        early.set(key, [...(early.get(key) ?? []), m]);
-        return;
-      }
-      round.replies.push(m);
-      if (--round.left === 0) {
-        pending.delete(key!);
-        round.done(round.replies);
-      }
-    };
-  });
-  // No silent hangs: a round that does not complete in time names the ranks it still waits for.
-  const expect = (key: string): Promise<Message[]> => {
-    let timer: NodeJS.Timeout | undefined;
-    const replies = new Promise<Message[]>((resolve, reject) => {
-      const arrived = early.get(key) ?? [];
-      early.delete(key);
-      if (arrived.length === active.length) return resolve(arrived);
-      pending.set(key, { left: active.length - arrived.length, replies: arrived, done: resolve });
-      timer = setTimeout(() => {
-        const round = pending.get(key);
-        const answered = new Set(round?.replies.map((m) => Number(m.header.rank)));
-        const missing = active.map((a, rank) => ({ a, rank })).filter(({ rank }) => !answered.has(rank));
-        reject(new Error(`Timed out after ${timeoutSec} s waiting for ${key} from ${missing.map(({ a, rank }) => `rank ${rank} on ${a.host} (pid ${a.pid})`).join(', ')}. Check those agents' logs; a stuck agent can be killed and the job restarted.`));
-      }, timeoutSec * 1000);
-    });
-    return Promise.race([replies, failures]).finally(() => clearTimeout(timer));
-  };
-  const broadcast = (header: Message['header']) => {
-    for (const agent of active) agent.conn.send(header);
-  };
+  membership.watch(config.heartbeatTimeoutSec ?? 5);
 
   const finish = async (code: number) => {
-    clearInterval(watchdog);
-    for (const agent of agents) if (!agent.conn.closed) agent.conn.send({ type: 'shutdown' });
+    membership.stop();
+    for (const m of membership.alive()) m.conn.send({ type: 'shutdown' });
     await log.drain();
     setTimeout(() => process.exit(code), 200);
   };
 
   try {
-    await runTraining({ plan, config, active, log, expect, broadcast });
+    await runTraining({ config, plan, membership, log, resizes });
     await finish(0);
   } catch (err) {
     log.emit({ type: 'status', state: 'failed', message: (err as Error).message, time: now() });
     say('error', (err as Error).message);
     await finish(1);
   }
+}
+
+/** A controller's requests: `resize` is queued for the next step boundary and acknowledged. */
+function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 'info' | 'warn' | 'error', message: string) => void): void {
+  conn.onMessage = (m) => {
+    if (m.header.type !== 'resize') return conn.send({ type: 'error', message: `Unknown control request "${String(m.header.type)}".` });
+    const add = Number(m.header.add ?? 0);
+    const remove = Array.isArray(m.header.remove) ? m.header.remove.map(Number) : [];
+    if (!Number.isInteger(add) || add < 0 || remove.some((r) => !Number.isInteger(r) || r < 0)) {
+      return conn.send({ type: 'error', message: 'A resize adds a whole number of agents (add ≥ 0) and removes ranks (non-negative integers).' });
+    }
+    resizes.push({ add, remove });
+    say('info', `Resize requested: ${add ? `add ${add} agent(s)` : ''}${add && remove.length ? ', ' : ''}${remove.length ? `remove rank(s) ${remove.join(', ')}` : ''}; applied at the next step boundary.`);
+    conn.send({ type: 'accepted' });
+  };
 }

@@ -1,3 +1,4 @@
+import { closeSync, openSync, writeSync } from 'node:fs';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../comm/connection.js';
 
@@ -8,10 +9,29 @@ import type { Connection } from '../comm/connection.js';
 export class EventLog {
   readonly events: JobEvent[] = [];
   private readonly subscribers = new Set<Connection>();
+  private fd: number | null = null;
+
+  /**
+   * With `file`, every event is also appended to it as one JSON line (line i = event i), so the history
+   * outlives this process: a studio that attaches after the job ended reads it from the head host.
+   */
+  constructor(file?: string) {
+    if (file) this.fd = openSync(file, 'a', 0o600);
+  }
 
   emit(event: JobEvent): void {
     const index = this.events.length;
     this.events.push(event);
+    if (this.fd !== null) {
+      try {
+        writeSync(this.fd, JSON.stringify(event) + '\n');
+      } catch (err) {
+        // A full disk must not end the training: the stream to attached studios goes on.
+        process.stderr.write(`[coordinator] event log write failed, no longer persisting events: ${(err as Error).message}\n`);
+        closeSync(this.fd);
+        this.fd = null;
+      }
+    }
     for (const conn of this.subscribers) {
       if (!conn.closed) conn.send({ type: 'event', index, event });
     }

@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import { microBatchSize, type Placement } from '../../engine/plan/placement.js';
 import { alignEvents, clockOffset, type ClockSample } from '../../engine/protocol/clockAlign.js';
 import type { TimelineJobEvent } from '../../engine/protocol/events.js';
-import type { JobProfile, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
+import type { AllReduceMeasurement, JobProfile, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
 import type { Message } from '../comm/frame.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
@@ -29,20 +29,57 @@ export async function syncClocks(ctx: TrainingContext, rounds = 16): Promise<Clo
   return samples.map((s) => clockOffset(s));
 }
 
-/** Ask every agent to profile its stage and links; assemble profile.json's content. */
-export async function collectProfile(ctx: TrainingContext, layout: Placement[], clocks: ClockEstimate[], options: { batches?: number[]; repeats?: number; synthetic: boolean }): Promise<JobProfile> {
+export interface ProfileRequestOptions {
+  batches?: number[];
+  repeats?: number;
+  synthetic: boolean;
+  /**
+   * Calibration-grade profile (benchmarks, a planning run): every agent times every layer of the
+   * model, alone and then all at the same moment (how much agents sharing a host slow each other
+   * down), and the gradient all-reduce is timed at several bucket sizes.
+   */
+  full?: boolean;
+  /** Bucket sizes (bytes) to time the all-reduce at; default: 256 KB–16 MB when full, 1 and 4 MB when a stage is data-parallel. */
+  allReduceBytes?: number[];
+}
+
+/**
+ * Ask the agents to profile their stages and links; assemble profile.json's content. Layers are timed
+ * one agent at a time (the others wait), so that agents sharing a host's cores do not slow each
+ * other's timings down; a full profile adds a round with every agent timing at once. Links and
+ * all-reduces are measured last, by every agent together.
+ */
+export async function collectProfile(ctx: TrainingContext, layout: Placement[], clocks: ClockEstimate[], options: ProfileRequestOptions): Promise<JobProfile> {
   const { plan, active } = ctx;
-  const replies = ctx.expect('profile');
   const b = microBatchSize(plan);
   const batches = options.batches ?? [...new Set([Math.max(1, Math.floor(b / 4)), b, Math.max(b, Math.min(plan.globalBatch, 4 * b))])];
-  ctx.broadcast({ type: 'profile', batches, repeats: options.repeats ?? 3 });
-  const byRank = new Map((await replies).map((m) => [Number(m.header.rank), m.header]));
+  const repeats = options.repeats ?? 3;
+  const scope = options.full ? 'model' : 'stage';
+  const dataParallel = plan.stages.some((s) => s.dataParallel > 1);
+  const allReduceBytes = options.allReduceBytes ?? (options.full ? [256 << 10, 1 << 20, 4 << 20, 16 << 20] : dataParallel ? [1 << 20, 4 << 20] : []);
+  const round = async (request: Record<string, unknown>) => {
+    const replies = ctx.expect('profile');
+    ctx.broadcast({ type: 'profile', batches, repeats, ...request });
+    return new Map((await replies).map((m) => [Number(m.header.rank), m.header]));
+  };
+  const rounds: Array<Map<number, Record<string, unknown>>> = [];
+  for (let turn = 0; turn < active.length; turn++) rounds.push(await round({ layers: scope, links: false, turn, allReduceBytes }));
+  if (options.full && active.length > 1) rounds.push(await round({ layers: 'model', links: false, concurrent: active.length }));
+  rounds.push(await round({ layers: 'none', links: true, allReduceBytes }));
+
   const layers: LayerTiming[] = [];
   const links: LinkMeasurement[] = [];
+  const allReduce: AllReduceMeasurement[] = [];
+  for (const replies of rounds) {
+    for (const h of replies.values()) {
+      layers.push(...((h.layers as LayerTiming[] | undefined) ?? []));
+      links.push(...((h.links as LinkMeasurement[] | undefined) ?? []));
+      allReduce.push(...((h.allReduce as AllReduceMeasurement[] | undefined) ?? []));
+    }
+  }
   const agents = active.map((agent, rank) => {
-    const h = byRank.get(rank)!;
-    layers.push(...(h.layers as LayerTiming[]));
-    links.push(...(h.links as LinkMeasurement[]));
+    // The optimizer is timed in the agent's own (solo) turn.
+    const h = rounds[rank].get(rank)!;
     const p = layout[rank];
     return {
       rank,
@@ -58,7 +95,16 @@ export async function collectProfile(ctx: TrainingContext, layout: Placement[], 
       ...(options.synthetic ? { synthetic: true } : {}),
     };
   });
-  return { version: 1, model: plan.model, createdAt: new Date().toISOString(), executor: { recomputeForward: plan.recompute }, agents, layers, links };
+  return {
+    version: 1,
+    model: plan.model,
+    createdAt: new Date().toISOString(),
+    executor: { recomputeForward: plan.recompute },
+    agents,
+    layers,
+    links,
+    ...(allReduce.length ? { allReduce } : {}),
+  };
 }
 
 /** Write profile.json atomically (temporary file, rename). */

@@ -1,119 +1,222 @@
 import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
 import { MNIST_TRAIN } from '../../engine/data/mnistSplit.js';
-import { placements } from '../../engine/plan/placement.js';
-import type { Plan } from '../../engine/plan/plan.js';
-import { floatsToBytes, type Message } from '../comm/frame.js';
-import { checkpointForStages, saveCheckpoint } from './checkpoints.js';
-import type { AgentInfo, CoordinatorConfig } from './coordinator.js';
-import type { EventLog } from './eventLog.js';
-import { collectProfile, stepTimeline, syncClocks, writeProfile } from './measurements.js';
-import { clockMs } from '../runtime/timelineRecorder.js';
+import { replan } from '../../engine/plan/elastic.js';
+import { agentsNeeded, type Plan } from '../../engine/plan/plan.js';
+import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { earliestAligned } from '../../engine/protocol/clockAlign.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
+import { floatsToBytes, type Message } from '../comm/frame.js';
+import { latestCheckpointIn, loadCheckpoint, saveCheckpoint } from './checkpoints.js';
+import type { CoordinatorConfig } from './coordinator.js';
+import type { EventLog } from './eventLog.js';
+import { AgentLostError, Generation } from './generation.js';
+import { stateForStages, stateFromLocalParts, stateFromSnapshots, type JobState } from './jobState.js';
+import { collectProfile, stepTimeline, syncClocks, writeProfile, type ClockEstimate } from './measurements.js';
+import { describeMember, type Member, type Membership } from './membership.js';
+import { clockMs } from '../runtime/timelineRecorder.js';
 
+/** What the measurement rounds (measurements.ts) need of the running generation. */
 export interface TrainingContext {
   plan: Plan;
   config: CoordinatorConfig;
-  active: AgentInfo[];
+  active: Member[];
   log: EventLog;
   /** Wait for every active agent's reply to a round. */
   expect: (key: string) => Promise<Message[]>;
   broadcast: (header: Message['header']) => void;
 }
 
+/** A change of membership asked for while the job runs (`shoal resize`, the studio). */
+export interface ResizeRequest {
+  /** Agents expected to join (they connect on their own); the resize waits for them. */
+  add: number;
+  /** Ranks of the current generation to release. */
+  remove: number[];
+}
+
+export interface JobContext {
+  config: CoordinatorConfig;
+  /** The plan the user chose; later generations keep its stages, batch and virtual nodes. */
+  plan: Plan;
+  membership: Membership;
+  log: EventLog;
+  /** Resize requests not yet applied, oldest first; the loop applies them at step boundaries. */
+  resizes: ResizeRequest[];
+}
+
 const now = () => Date.now();
 
 /**
- * The job from set-up to the final result: hand out stages, restore a checkpoint if resuming, run the
- * steps, evaluate every epoch, checkpoint periodically and at the end, and report.
+ * The job from set-up to the final result, through any number of generations: hand out stages,
+ * restore a checkpoint if resuming, run the steps, evaluate, checkpoint, and report. Between steps
+ * it applies resize requests (all agents alive: the state is snapshot, re-sharded onto the new
+ * plan, restored). When an agent is lost in a synchronous step, the step is discarded (survivors
+ * undo it if they got as far as the update), the survivors' state is gathered, virtual nodes are
+ * re-mapped onto them, and the same step runs again — so no step is lost or done twice, and the
+ * parameters are those of an uninterrupted run. Without the state (the last replica of a stage was
+ * lost, or ZeRO had sharded the optimizer state) it falls back to the last checkpoint.
  */
-export async function runTraining(ctx: TrainingContext): Promise<void> {
-  const { plan, config, active, log, expect, broadcast } = ctx;
-  const layout = placements(plan);
-  const peers = active.map((a, rank) => ({ rank, host: a.peerHost, port: a.peerPort }));
-  const ready = expect('ready');
-  active.forEach((agent, rank) => {
-    agent.conn.send({ type: 'setup', rank, placement: layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
-    log.emit({ type: 'agent', rank, stage: layout[rank].stage, replica: layout[rank].replica, host: agent.host, pid: agent.pid, backend: agent.backend });
-  });
-  await ready;
+export async function runTraining(job: JobContext): Promise<void> {
+  const { config, membership, log } = job;
+  const say = (level: 'info' | 'warn' | 'error', message: string) => log.emit({ type: 'log', level, host: 'coordinator', rank: null, message, time: now() });
+  let generationId = 0;
+  let gen!: Generation;
+  let clocks: ClockEstimate[] = [];
+  /** Members that served an earlier generation: their links must be rebuilt for a new one. */
+  const served = new Set<Member>();
+  const timeoutSec = config.roundTimeoutSec ?? 300;
+  const context = (g: Generation): TrainingContext => ({ plan: g.plan, config, active: g.members, log, expect: (key) => g.expect(key), broadcast: (h) => g.broadcast(h) });
 
-  let firstStep = 0;
-  if (config.resumeFrom) {
-    const { header, perStage } = checkpointForStages(config.resumeFrom, plan, config.model.name);
-    const restored = expect('restored');
-    active.forEach((agent, rank) => {
-      const part = perStage[layout[rank].stage];
-      agent.conn.send({ type: 'restore', tensors: part.tensors, optimizerStep: header.optimizer.step }, floatsToBytes(part.body));
+  /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
+  const startGeneration = async (plan: Plan, members: Member[], state: JobState | null, step: number, reason: string): Promise<void> => {
+    gen?.close();
+    gen = new Generation(++generationId, plan, members, membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1);
+    const ports = members.map((m) => m.peerPort);
+    const relink = members.map((m, rank) => ({ m, rank })).filter(({ m }) => served.has(m));
+    if (relink.length > 0) {
+      // Only members of an earlier generation listen again; newcomers still have their first listener.
+      const listening = Promise.all(relink.map(({ m, rank }) => new Promise<void>((resolve) => {
+        const previous = m.onMessage;
+        m.onMessage = (msg) => {
+          if (msg.header.type === 'listening' && msg.header.generation === generationId) {
+            ports[rank] = Number(msg.header.peerPort);
+            m.onMessage = previous;
+            resolve();
+          } else previous(msg);
+        };
+        m.conn.send({ type: 'listen', generation: generationId });
+      })));
+      await Promise.race([listening, new Promise<never>((_, reject) => setTimeout(() => reject(gen.failure ?? new Error(`Agents did not open new links within ${timeoutSec} s.`)), timeoutSec * 1000))]);
+    }
+    const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
+    const ready = gen.expect('ready');
+    members.forEach((m, rank) => {
+      served.add(m);
+      gen.send(rank, { type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
+      if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
     });
-    await restored;
-    firstStep = header.step;
-    log.emit({ type: 'checkpoint', action: 'restored', step: firstStep, path: config.resumeFrom, bytes: 0, time: now() });
+    await ready;
+    if (state) {
+      const perStage = stateForStages(state, plan);
+      const restored = gen.expect('restored');
+      members.forEach((_, rank) => {
+        const part = perStage[gen.layout[rank].stage];
+        gen.send(rank, { type: 'restore', tensors: part.tensors, optimizerStep: state.optimizerStep }, floatsToBytes(part.body));
+      });
+      await restored;
+    }
+    const vnodes = plan.stages.map((_, s) => virtualNodesPerReplica(plan, s));
+    log.emit({
+      type: 'membership',
+      generation: generationId,
+      step,
+      reason,
+      agents: members.map((m, rank) => {
+        const p = gen.layout[rank];
+        return { rank, stage: p.stage, replica: p.replica, shard: p.shard, host: m.host, pid: m.pid, virtualNodes: vnodes[p.stage][p.replica] };
+      }),
+    });
+    clocks = await syncClocks(context(gen));
+  };
+
+  /**
+   * Start a generation from a state the coordinator holds; if an agent is lost while it is set up,
+   * try again with whoever is left (the state is still in hand). Without `plan`/`members`: re-plan
+   * onto every live agent.
+   */
+  const establish = async (state: JobState | null, at: number, reason: string, plan?: Plan, members?: Member[]): Promise<void> => {
+    for (;;) {
+      const chosen = members ?? membership.alive();
+      const p = plan ?? replan(job.plan, config.model, chosen.length);
+      try {
+        await startGeneration(p, chosen.slice(0, agentsNeeded(p)), state, at, reason);
+        return;
+      } catch (err) {
+        if (!(err instanceof AgentLostError)) throw err;
+        say('warn', `${err.message} Setting up again without it.`);
+        plan = undefined;
+        members = undefined;
+      }
+    }
+  };
+
+  // The first generation: the first agents to join, the plan as given, a checkpoint when resuming.
+  let step = 0;
+  let resumed: JobState | null = null;
+  if (config.resumeFrom) {
+    const { header, state } = loadCheckpoint(config.resumeFrom, config.model.name);
+    resumed = state;
+    step = header.step;
   }
-  // Measurements before the first step: clock offsets (to line the agents' timelines up on this
-  // process's clock) and, unless turned off, a profile of every stage's layers and links.
-  const clocks = await syncClocks(ctx);
+  await establish(resumed, step, config.resumeFrom ? 'resumed from a checkpoint' : 'start', job.plan, membership.alive().slice(0, agentsNeeded(job.plan)));
+  if (config.resumeFrom) log.emit({ type: 'checkpoint', action: 'restored', step, path: config.resumeFrom, bytes: 0, time: now() });
+  const firstStep = step;
   if (config.profile !== false) {
-    const profile = await collectProfile(ctx, layout, clocks, { batches: config.profileBatches, repeats: config.profileRepeats, synthetic: !!config.syntheticStageMs });
+    const profile = await collectProfile(context(gen), gen.layout, clocks, { batches: config.profileBatches, repeats: config.profileRepeats, synthetic: !!config.syntheticStageMs, full: config.profileFull });
     let path: string | null = config.profilePath ?? null;
     try {
       if (path) writeProfile(path, profile);
     } catch (err) {
-      log.emit({ type: 'log', level: 'warn', host: 'coordinator', rank: null, message: `Could not write ${path}: ${(err as Error).message}. The profile stays in the event stream.`, time: now() });
+      say('warn', `Could not write ${path}: ${(err as Error).message}. The profile stays in the event stream.`);
       path = null;
     }
     log.emit({ type: 'profile', profile, path });
   }
   const timelineEvery = config.timelineEverySteps ?? 10;
-  let stepOrigin = clockMs();
-  log.emit({ type: 'status', state: 'running', message: `${active.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
+  log.emit({ type: 'status', state: 'running', message: `${gen.members.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
 
   let snapshotId = 0;
-  const checkpoint = async (step: number) => {
-    if (!config.checkpointDir) return;
-    const replies = expect(`snapshot:${snapshotId}`);
-    broadcast({ type: 'snapshot', snapshotId });
+  /** The state of every stage, gathered by the running generation (all its agents alive). */
+  const snapshot = async (): Promise<JobState> => {
+    const replies = gen.expect(`snapshot:${snapshotId}`);
+    gen.broadcast({ type: 'snapshot', snapshotId });
     snapshotId += 1;
-    const snapshots = await replies;
+    return stateFromSnapshots(await replies);
+  };
+  const checkpoint = async (at: number) => {
+    if (!config.checkpointDir) return;
+    const state = await snapshot();
     try {
-      const saved = saveCheckpoint(config.checkpointDir, snapshots, { jobId: config.jobId, plan, model: config.model.name, step });
-      log.emit({ type: 'checkpoint', action: 'saved', step, path: saved.file, bytes: saved.bytes, time: now() });
+      const saved = saveCheckpoint(config.checkpointDir, state, { jobId: config.jobId, plan: gen.plan, model: config.model.name, step: at });
+      log.emit({ type: 'checkpoint', action: 'saved', step: at, path: saved.file, bytes: saved.bytes, time: now() });
     } catch (err) {
       // A checkpoint that cannot be written (full disk) must not end the training it protects.
-      log.emit({ type: 'log', level: 'error', host: 'coordinator', rank: null, message: (err as Error).message, time: now() });
+      say('error', (err as Error).message);
     }
   };
 
-  const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+  const perEpoch = stepsPerEpoch(MNIST_TRAIN, job.plan.globalBatch);
   const started = now();
   let evalId = 0;
   let last = { testAccuracy: 0, testLoss: 0 };
-  const evaluate = async (step: number) => {
-    const done = expect(`eval:${evalId}`);
-    broadcast({ type: 'eval', evalId });
+  const evaluate = async (at: number) => {
+    const done = gen.expect(`eval:${evalId}`);
+    gen.broadcast({ type: 'eval', evalId });
     evalId += 1;
     const replies = await done;
     const sum = (field: string) => replies.reduce((acc, m) => acc + Number(m.header[field]), 0);
     const count = sum('count');
     last = { testAccuracy: sum('correct') / count, testLoss: sum('lossSum') / count };
-    log.emit({ type: 'eval', step, epoch: step / perEpoch, ...last });
+    log.emit({ type: 'eval', step: at, epoch: at / perEpoch, ...last });
   };
 
-  const asynchronous = plan.schedule === 'async';
+  const asynchronous = job.plan.schedule === 'async';
   let stepStart = now();
-  const record = (step: number, replies: Message[]) => {
+  let stepOrigin = clockMs();
+  const record = (at: number, replies: Message[]) => {
+    const { layout, plan } = gen;
     const loss = replies.reduce((acc, m) => acc + Number(m.header.loss), 0);
     const stepMs = now() - stepStart;
     stepStart = now();
-    if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${step}. Lower the learning rate or check the input data.`);
+    if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${at}. Lower the learning rate or check the input data.`);
     // The slowest agent's wait for gradient communication after its last layer (what overlap did not hide).
     const commWaitMs = Math.max(0, ...replies.map((m) => Number(m.header.allReduceMs) || 0));
-    log.emit({ type: 'step', step, epoch: (step + 1) / perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
+    log.emit({ type: 'step', step: at, epoch: (at + 1) / perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
     // An asynchronous step has no start the coordinator set: its window starts at its first pass.
     const origin = asynchronous
       ? earliestAligned(replies.map((m) => ({ events: (m.header.timeline as TimelineEvent[] | undefined) ?? [], offsetMs: clocks[Number(m.header.rank)]?.offsetMs ?? 0 })))
       : stepOrigin;
-    const measured = origin === null ? null : stepTimeline(step, origin, replies, layout, clocks);
+    const measured = origin === null ? null : stepTimeline(at, origin, replies, layout, clocks);
     if (measured) log.emit(measured);
     if (!asynchronous && plan.stages.length === 1) return;
     // One line per stage, from its first replica: every replica of a stage runs the same schedule.
@@ -121,38 +224,111 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     // bubbles included; an asynchronous stage reports its own (it has no step barrier).
     const sync = (m: Message) => ({ delay: 0, utilization: Number(m.header.computeMs) / Math.max(stepMs, 1e-9), lrMultiplier: 1, correction: 0 });
     replies
-      .filter((m) => layout[Number(m.header.rank)].replica === 0)
+      .filter((m) => layout[Number(m.header.rank)].replica === 0 && layout[Number(m.header.rank)].shard === 0)
       .sort((a, b) => layout[Number(a.header.rank)].stage - layout[Number(b.header.rank)].stage)
       .forEach((m) => {
         const stats = asynchronous ? (m.header.stats as { delay: number; utilization: number; lrMultiplier: number; correction: number }) : sync(m);
-        log.emit({ type: 'pipeline', step, stage: layout[Number(m.header.rank)].stage, ...stats });
+        log.emit({ type: 'pipeline', step: at, stage: layout[Number(m.header.rank)].stage, ...stats });
       });
   };
-  const boundary = async (step: number) => {
-    const isLast = step === config.steps;
-    if (isLast || step % config.evalEverySteps === 0) await evaluate(step);
-    if (isLast || (config.checkpointEverySteps && step % config.checkpointEverySteps === 0)) await checkpoint(step);
+
+  /** Apply the oldest resize request at a step boundary: every current agent is alive, so nothing is lost. */
+  const resize = async (request: ResizeRequest) => {
+    const staying = gen.members.filter((_, rank) => !request.remove.includes(rank));
+    const newcomers = () => membership.alive().filter((m) => !served.has(m));
+    if (request.add > 0) {
+      say('info', `Resize: waiting for ${request.add} new agent(s) to join.`);
+      const deadline = now() + timeoutSec * 1000;
+      while (newcomers().length < request.add && now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    }
+    const members = [...staying, ...newcomers().slice(0, request.add)];
+    const plan = replan(job.plan, config.model, members.length);
+    const state = await snapshot();
+    const released = gen.members.filter((m) => !members.includes(m));
+    for (const m of released) m.conn.send({ type: 'shutdown' });
+    await establish(state, step, `resize: ${[request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ')}`, plan, members);
   };
 
-  let step = firstStep;
-  while (step < config.steps) {
-    if (!asynchronous) {
-      const done = expect(`step:${step}`);
-      stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
-      stepOrigin = clockMs();
-      broadcast({ type: 'step', step, timeline: timelineEvery > 0 && step % timelineEvery === 0 });
-      record(step, await done);
-      step += 1;
-      await boundary(step);
-      continue;
+  /**
+   * Go on without lost agents: discard the step in flight (`at`), rebuild the state from the
+   * survivors or, failing that, from the last checkpoint, re-plan onto who is left, and return the
+   * step to continue at.
+   */
+  const recover = async (lost: AgentLostError, at: number, inStep: boolean): Promise<number> => {
+    const survivors = gen.members.filter((m) => !m.lost);
+    const plan = gen.plan;
+    gen.close();
+    say('warn', `${lost.message} ${inStep ? `Discarding step ${at} and going on` : 'Going on'} with ${survivors.length} agent(s).`);
+    // A temporary generation of the survivors: abort (close links, undo the step) and report local state.
+    const rescue = new Generation(++generationId, plan, survivors, membership, timeoutSec, null);
+    const aborted = rescue.expect(`aborted:${at}`);
+    rescue.broadcast({ type: 'abort', step: at });
+    await aborted;
+    let state: JobState | null = null;
+    let next = at;
+    try {
+      const parts = rescue.expect('localStateData');
+      rescue.broadcast({ type: 'localState' });
+      state = stateFromLocalParts(await parts, plan);
+    } catch (err) {
+      if (err instanceof AgentLostError) throw err;
+      const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
+      if (!file) throw new Error(`${lost.message} The job cannot go on: ${(err as Error).message}, and there is no checkpoint to fall back to. Resume it with \`shoal resume\` once enough agents are back.`);
+      const loaded = loadCheckpoint(file, config.model.name);
+      state = loaded.state;
+      next = loaded.header.step;
+      say('warn', `Falling back to ${file} (step ${next}): ${(err as Error).message}.`);
+      log.emit({ type: 'checkpoint', action: 'restored', step: next, path: file, bytes: 0, time: now() });
     }
-    // The asynchronous pipeline streams until the next evaluation or checkpoint, then drains.
-    const stops = [config.steps, Math.floor(step / config.evalEverySteps + 1) * config.evalEverySteps];
-    if (config.checkpointEverySteps) stops.push(Math.floor(step / config.checkpointEverySteps + 1) * config.checkpointEverySteps);
-    const until = Math.min(...stops);
-    broadcast({ type: 'asyncRun', fromStep: step, toStep: until, timelineEverySteps: timelineEvery });
-    for (; step < until; step++) record(step, await expect(`step:${step}`));
-    await boundary(step);
+    rescue.close();
+    await establish(state, next, `lost ${describeMember(lost.member, lost.rank)}`);
+    return next;
+  };
+
+  const boundary = async (at: number) => {
+    const isLast = at === config.steps;
+    if (isLast || at % config.evalEverySteps === 0) await evaluate(at);
+    if (isLast || (config.checkpointEverySteps && at % config.checkpointEverySteps === 0)) await checkpoint(at);
+  };
+
+  step = firstStep;
+  /** The boundary (evaluation, checkpoint) after a step is owed until it completes. */
+  let boundaryOwed = false;
+  while (step < config.steps || boundaryOwed) {
+    const inStep = !boundaryOwed;
+    try {
+      if (boundaryOwed) {
+        await boundary(step);
+        boundaryOwed = false;
+        continue;
+      }
+      if (job.resizes.length > 0 && !asynchronous) {
+        await resize(job.resizes.shift()!);
+        continue;
+      }
+      if (!asynchronous) {
+        const done = gen.expect(`step:${step}`);
+        stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
+        stepOrigin = clockMs();
+        gen.broadcast({ type: 'step', step, timeline: timelineEvery > 0 && step % timelineEvery === 0 });
+        record(step, await done);
+        step += 1;
+        boundaryOwed = true;
+        continue;
+      }
+      // The asynchronous pipeline streams until the next evaluation or checkpoint, then drains.
+      const stops = [config.steps, Math.floor(step / config.evalEverySteps + 1) * config.evalEverySteps];
+      if (config.checkpointEverySteps) stops.push(Math.floor(step / config.checkpointEverySteps + 1) * config.checkpointEverySteps);
+      const until = Math.min(...stops);
+      gen.broadcast({ type: 'asyncRun', fromStep: step, toStep: until, timelineEverySteps: timelineEvery });
+      for (; step < until; step++) record(step, await gen.expect(`step:${step}`));
+      boundaryOwed = true;
+    } catch (err) {
+      // An asynchronous pipeline has applied updates no single state describes: it cannot be undone.
+      if (!(err instanceof AgentLostError) || asynchronous) throw err;
+      step = await recover(err, step, inStep);
+      if (!inStep) boundaryOwed = true;
+    }
   }
   const seconds = (now() - started) / 1000;
   const stepsRun = config.steps - firstStep;
@@ -165,7 +341,7 @@ export async function runTraining(ctx: TrainingContext): Promise<void> {
     steps: config.steps,
     epochs: config.steps / perEpoch,
     seconds,
-    samplesPerSec: (stepsRun * plan.globalBatch) / Math.max(seconds, 1e-9),
-    backends: [...new Set(active.map((a) => a.backend))],
+    samplesPerSec: (stepsRun * job.plan.globalBatch) / Math.max(seconds, 1e-9),
+    backends: [...new Set(gen.members.map((a) => a.backend))],
   });
 }

@@ -6,7 +6,7 @@ import type { ProcessGroup } from '../comm/processGroup.js';
 import { clipScale, scaleGradients, sumOfSquares } from './clipping.js';
 import { CommClock } from './commClock.js';
 import { bucketOfParameter, DEFAULT_BUCKET_BYTES, overlaps, planBuckets, type Bucket } from './gradientBuckets.js';
-import { createOptimizer, type Optimizer, type OptimizerState } from './optimizer.js';
+import { createOptimizer, type Optimizer, type OptimizerMemo, type OptimizerState } from './optimizer.js';
 import { ShardedOptimizer } from './zeroOptimizer.js';
 
 export interface GradientClipping {
@@ -257,6 +257,22 @@ export class GradientSync {
     // Its own prefix: every rank of the job takes part, whatever stage (and tag prefix) it serves.
     await this.clock.track(() => allReduce(clip.group, sum, `${this.stepLabel()}/clipnorm`));
     return sum[0];
+  }
+
+  /** The optimizer state without any collective (ZeRO 0 only: the replicated optimizer's whole state). */
+  exportLocalState(): OptimizerState {
+    if (!this.replicated) throw new Error(`Under ZeRO ${this.zero} the optimizer state is sharded over ${this.group.name}; gather it with gatherState().`);
+    return this.replicated.exportState();
+  }
+
+  /** This member's optimizer state as tensor references (nothing copied), to undo one update. */
+  memo(): OptimizerMemo {
+    return this.replicated ? this.replicated.memo() : this.sharded!.memo();
+  }
+
+  rewind(memo: OptimizerMemo): void {
+    if (this.replicated) this.replicated.rewind(memo);
+    else this.sharded!.rewind(memo);
   }
 
   /**

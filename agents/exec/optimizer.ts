@@ -16,8 +16,27 @@ export interface Optimizer {
   exportState(): OptimizerState;
   /** Replace the state with one exported before (slot arrays in the parameters' order and shapes). */
   importState(state: OptimizerState, params: tf.Variable[]): void;
+  /**
+   * The current state as tensor references (clones share their data, nothing is copied), to undo
+   * the next update with rewind(): the state tensors an update replaces stay alive in the memo.
+   */
+  memo(): OptimizerMemo;
+  /** Go back to a memo's state; the memo's tensors now belong to the optimizer. */
+  rewind(memo: OptimizerMemo): void;
   dispose(): void;
 }
+
+/** An optimizer's state at one moment, as tensors (see Optimizer.memo). */
+export interface OptimizerMemo {
+  step: number;
+  slots: Array<tf.Tensor[] | null>;
+}
+
+export function disposeMemo(memo: OptimizerMemo): void {
+  memo.slots.forEach((tensors) => tensors?.forEach((t) => t.dispose()));
+}
+
+const cloneAll = (tensors: tf.Tensor[] | null): tf.Tensor[] | null => tensors?.map((t) => t.clone()) ?? null;
 
 /** An optimizer's state as plain arrays: `slots.m[i]` is parameter i's first moment, and so on. */
 export interface OptimizerState {
@@ -42,6 +61,16 @@ class Sgd implements Optimizer {
     this.velocity?.forEach((t) => t.dispose());
     this.velocity = copyIn(state.slots.velocity, params);
     this.steps = state.step;
+  }
+
+  memo(): OptimizerMemo {
+    return { step: this.steps, slots: [cloneAll(this.velocity)] };
+  }
+
+  rewind(memo: OptimizerMemo): void {
+    this.velocity?.forEach((t) => t.dispose());
+    this.velocity = memo.slots[0];
+    this.steps = memo.step;
   }
 
   apply(params: tf.Variable[], grads: tf.Tensor[], lrScale = 1): void {
@@ -83,6 +112,17 @@ class Adam implements Optimizer {
     this.m = copyIn(state.slots.m, params);
     this.v = copyIn(state.slots.v, params);
     this.t = state.step;
+  }
+
+  memo(): OptimizerMemo {
+    return { step: this.t, slots: [cloneAll(this.m), cloneAll(this.v)] };
+  }
+
+  rewind(memo: OptimizerMemo): void {
+    this.m?.forEach((t) => t.dispose());
+    this.v?.forEach((t) => t.dispose());
+    [this.m, this.v] = memo.slots;
+    this.t = memo.step;
   }
 
   apply(params: tf.Variable[], grads: tf.Tensor[], lrScale = 1): void {

@@ -30,6 +30,7 @@ export interface StageExecutor {
   takeGradients(): tf.Tensor[];
   /** Activations kept for backward passes still to come (for memory accounting). */
   keptTensors(): tf.Tensor[];
+  dispose(): void;
 }
 
 /** Let other work run — collectives' sends and receives — between two layers of a backward pass. */
@@ -68,5 +69,6 @@ export function wholeStageExecutor(module: StageModule): StageExecutor {
     evaluate: async (x, labels) => module.evaluate(x, labels),
     takeGradients: () => module.takeGradients(),
     keptTensors: () => module.keptTensors(),
+    dispose: () => module.dispose(),
   };
 }

@@ -4,7 +4,7 @@ import { allGather } from '../comm/collectives.js';
 import type { ProcessGroup } from '../comm/processGroup.js';
 import type { OptimizerConfig } from '../../engine/plan/plan.js';
 import { overlaps, type Bucket } from './gradientBuckets.js';
-import { createOptimizer, type Optimizer, type OptimizerState } from './optimizer.js';
+import { createOptimizer, type Optimizer, type OptimizerMemo, type OptimizerState } from './optimizer.js';
 
 /**
  * ZeRO's sharded optimizer (stages 1 and 2): each member of a data-parallel group keeps optimizer
@@ -33,6 +33,15 @@ export class ShardedOptimizer {
     this.bounds = buckets.map((b) => chunkBounds(b.length, group.size, group.index));
     this.sizes = params.map((p) => p.size);
     this.chunks = this.bounds.map(([a, b]) => tf.tidy(() => tf.variable(tf.zeros([b - a]), false)));
+  }
+
+  /** This member's optimizer state (its chunks' slots), for undoing one update. */
+  memo(): OptimizerMemo {
+    return this.inner.memo();
+  }
+
+  rewind(memo: OptimizerMemo): void {
+    this.inner.rewind(memo);
   }
 
   /** [from, to) of bucket `k`'s flat array that this member owns. */

@@ -14,6 +14,8 @@ import { clockMs, timeline } from './timelineRecorder.js';
 import { restoreStage, snapshotStage } from './stageState.js';
 import type { StageContext } from './stageContext.js';
 import { buildStage, type SetupMessage } from './buildStage.js';
+import { disposeStage, localState } from './localState.js';
+import { StepUndo } from './stepUndo.js';
 import type { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 
 interface AgentConfig {
@@ -42,7 +44,8 @@ export async function runAgent(): Promise<void> {
   };
 
   const backend = await selectBackend({ log: (m) => log('info', m) });
-  const mesh = new PeerMesh(config.secret, (m) => log('warn', m));
+  // One mesh per generation of the job (a resize or a lost agent starts a new one, with new ranks).
+  let mesh = new PeerMesh(config.secret, (m) => log('warn', m));
   const peerPort = await mesh.listen(config.bindHost);
   coordinator = await connectAuthenticated(config.coordinator.host, config.coordinator.port, config.secret, {
     role: 'agent',
@@ -56,11 +59,35 @@ export async function runAgent(): Promise<void> {
 
   let ctx: StageContext | null = null;
   let asyncState: AsyncState | null = null;
+  const undo = new StepUndo();
+  /** The step the coordinator discarded while it ran here: its failure is expected, not fatal. */
+  let aborting: number | null = null;
+  /** The job generation this agent's rank belongs to (its failures are reported with it). */
+  let generation = 0;
   const handle = async (message: Message): Promise<void> => {
     const h = message.header;
-    if (h.type === 'setup') {
+    if (h.type === 'listen') {
+      // A new generation: forget the stage and the links of the old one, listen for the new peers.
+      undo.forget();
+      if (ctx) disposeStage(ctx);
+      ctx = null;
+      asyncState = null;
+      mesh.close();
+      mesh = new PeerMesh(config.secret, (m) => log('warn', m));
+      coordinator!.send({ type: 'listening', generation: h.generation, peerPort: await mesh.listen(config.bindHost) });
+    } else if (h.type === 'abort') {
+      const step = Number(h.step);
+      const undone = ctx ? undo.undo(ctx, step) : false;
+      aborting = null;
+      coordinator!.send({ type: 'aborted', rank, step, undone });
+    } else if (h.type === 'localState') {
+      if (!ctx) throw new Error('A state request arrived before setup.');
+      const state = localState(ctx);
+      coordinator!.send({ type: 'localStateData', rank, stage: ctx.me.stage, replica: ctx.me.replica, shard: ctx.me.shard, tensors: state.tensors, optimizerStep: state.optimizerStep, complete: state.complete }, floatsToBytes(state.values));
+    } else if (h.type === 'setup') {
       const setup = h as unknown as SetupMessage & { type: string };
       rank = setup.rank;
+      generation = Number(h.generation ?? 0);
       ctx = await buildStage(setup, mesh);
       const { me, plan } = ctx;
       const sharded = ctx.tensorGroup ? ` shard ${me.shard}; runs ${(ctx.module as ShardedStage).describe()}` : '';
@@ -69,13 +96,14 @@ export async function runAgent(): Promise<void> {
     } else if (h.type === 'step') {
       if (!ctx) throw new Error('A step arrived before setup.');
       const step = Number(h.step);
+      undo.capture(ctx, step);
       timeline.begin({ stage: ctx.me.stage, rank: ctx.me.rank, replica: ctx.me.replica }, h.timeline === true);
       const result = await runPipelineStep(ctx, step);
       const recorded = timeline.take();
       coordinator!.send({ type: 'stepDone', rank, step, ...result, timeline: recorded.events, memory: recorded.memory });
     } else if (h.type === 'profile') {
       if (!ctx) throw new Error('A profiling request arrived before setup.');
-      coordinator!.send({ type: 'profileDone', rank, ...(await profileAgent(ctx, { batches: h.batches, repeats: h.repeats })) });
+      coordinator!.send({ type: 'profileDone', rank, ...(await profileAgent(ctx, h)) });
     } else if (h.type === 'asyncRun') {
       if (!ctx) throw new Error('An asynchronous run arrived before setup.');
       const stage = ctx.me.stage;
@@ -116,10 +144,20 @@ export async function runAgent(): Promise<void> {
   coordinator.onMessage = (message) => {
     // Clock pings are answered at once, outside the queue: the reply's stamp is what the offset needs.
     if (message.header.type === 'clock') return void coordinator!.send({ type: 'clockReply', rank, seq: message.header.seq, agentMs: clockMs() });
+    // A discarded step may be waiting on a lost peer: closing the links ends its receives at once.
+    if (message.header.type === 'abort') {
+      aborting = Number(message.header.step);
+      mesh.abort();
+    }
     queue = queue.then(() => handle(message)).catch((err: Error) => {
+      if (message.header.type === 'step' && Number(message.header.step) === aborting) {
+        log('info', `step ${aborting} discarded: ${err.message}`);
+        return;
+      }
+      // Reported, not fatal here: when a peer was lost the coordinator discards the step and carries
+      // on with the survivors; otherwise it ends the job and shuts every agent down.
       log('error', `failed: ${err.message}`);
-      coordinator!.send({ type: 'failed', rank, message: err.message });
-      setTimeout(() => process.exit(1), 100);
+      coordinator!.send({ type: 'failed', rank, generation, step: message.header.type === 'step' ? Number(message.header.step) : null, message: err.message });
     });
   };
   // Heartbeats let the coordinator tell a slow agent from a stopped one. Timers fire between the

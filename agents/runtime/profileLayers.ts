@@ -1,18 +1,30 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import type { LayerNode } from '../../engine/model/graph.js';
-import { microBatchSize } from '../../engine/plan/placement.js';
-import type { LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
+import { microBatchSize, placements } from '../../engine/plan/placement.js';
+import type { AllReduceMeasurement, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
+import { allReduce } from '../comm/collectives.js';
+import { ProcessGroup } from '../comm/processGroup.js';
+import { layerGradient } from '../exec/layerGradient.js';
 import { applyLayer, layerParams } from '../exec/layerOps.js';
+import { oneHotRows } from '../exec/labels.js';
+import { crossEntropySum } from '../exec/loss.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { probeLinks } from './probeLinks.js';
 import type { StageContext } from './stageContext.js';
+
+/** Id of the pseudo-layer that times the loss (softmax cross-entropy and its gradient) of a last stage. */
+export const LOSS_TIMING_ID = '#loss';
 
 export interface ProfileOptions {
   /** Batch sizes to time each layer at (several sizes separate per-call overhead from per-sample cost). */
   batches: number[];
   /** Timed repetitions after one warm-up call; the median is kept. */
   repeats: number;
+  /** Time this agent's stage (default) or every layer of the model. */
+  scope?: 'stage' | 'model';
+  /** Agents timing at the same moment, recorded with each timing (absent: this one alone). */
+  concurrent?: number;
 }
 
 const median = (xs: number[]) => {
@@ -21,11 +33,20 @@ const median = (xs: number[]) => {
   return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 };
 
-/** Milliseconds of `f`, which returns tensors that are read back (so lazy backends finish the work). */
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * Backends that run every op to completion before returning (wasm, cpu, native TensorFlow): their
+ * calls need no read-back to be timed, and a read-back would add a copy the training step never makes.
+ */
+const SYNCHRONOUS_BACKENDS = new Set(['wasm', 'cpu', 'tensorflow']);
+
+/** Milliseconds of `f`; on a lazy backend its results are read back so the work has finished. */
 function timeCall(f: () => tf.Tensor[]): number {
+  const readBack = !SYNCHRONOUS_BACKENDS.has(tf.getBackend());
   const start = performance.now();
-  const outs = tf.tidy(f);
-  for (const t of outs) t.dataSync();
+  const outs = f();
+  if (readBack) for (const t of outs) t.dataSync();
   const ms = performance.now() - start;
   outs.forEach((t) => t.dispose());
   return ms;
@@ -40,24 +61,31 @@ function filler(shape: number[]): tf.Tensor {
 }
 
 /**
- * Time each layer of this agent's stage alone, at each batch size: its forward pass, and its gradient
- * (tf.grads of that layer with respect to its input and parameters, as the stage's backward pass runs
- * it). The gradient call recomputes the forward, so the layer's backward is reported as the difference.
+ * Time each layer of this agent's stage (or of the whole model) alone, at each batch size, with the
+ * very calls the stage's training passes make: its forward (applyLayer, the output kept), and its
+ * backward from the kept input and output (layerGradient: Dense layers by hand, no forward re-run)
+ * plus adding its parameter gradients into an accumulator, as every micro-batch does. A stage holding
+ * the model's output also times the loss and its gradient (LOSS_TIMING_ID).
  */
-export function profileLayers(ctx: StageContext, options: ProfileOptions): LayerTiming[] {
+export async function profileLayers(ctx: StageContext, options: ProfileOptions): Promise<LayerTiming[]> {
   const out: LayerTiming[] = [];
   // The whole stage's layers, from the model graph: a tensor-parallel shard times the unsharded layers.
-  const ids = new Set(ctx.plan.stages[ctx.me.stage].layers);
+  const ids = new Set(options.scope === 'model' ? ctx.model.layers.map((l) => l.id) : ctx.plan.stages[ctx.me.stage].layers);
   const byId = new Map(ctx.model.layers.map((l) => [l.id, l]));
+  const concurrent = options.concurrent && options.concurrent > 1 ? { concurrent: options.concurrent } : {};
   for (const layer of ctx.model.layers) {
     if (!ids.has(layer.id)) continue;
     const shapeIn = byId.get(layer.inputs[0])?.outputShape ?? layer.outputShape;
-    for (const batch of options.batches) out.push(profileLayer(ctx, layer, shapeIn, batch, options.repeats));
+    for (const batch of options.batches) {
+      out.push({ ...(await profileLayer(ctx, layer, shapeIn, batch, options.repeats)), ...concurrent });
+    }
   }
+  const output = ctx.model.layers[ctx.model.layers.length - 1];
+  if (ids.has(output.id)) for (const batch of options.batches) out.push({ ...(await profileLoss(ctx, output, batch, options.repeats)), ...concurrent });
   return out;
 }
 
-function profileLayer(ctx: StageContext, layer: LayerNode, inputShape: number[], batch: number, repeats: number): LayerTiming {
+async function profileLayer(ctx: StageContext, layer: LayerNode, inputShape: number[], batch: number, repeats: number): Promise<LayerTiming> {
   const base = { id: layer.id, rank: ctx.me.rank, device: ctx.me.device, batch, forwardFlops: layer.forwardFlops, backwardFlops: layer.backwardFlops };
   // An input layer passes its batch on untouched: nothing to time.
   if (layer.spec.kind === 'input') return { ...base, forwardMs: 0, backwardMs: 0, forwardMsPerSample: 0, backwardMsPerSample: 0 };
@@ -65,22 +93,53 @@ function profileLayer(ctx: StageContext, layer: LayerNode, inputShape: number[],
   const params = specs.map((p) => tf.tensor(p.init, p.shape));
   const x = filler([batch, ...inputShape]);
   const dy = filler([batch, ...layer.outputShape]);
-  const gradsOf = tf.grads((input: tf.Tensor, ...ps: tf.Tensor[]) => applyLayer(layer, input, ps));
-  const forward = () => [applyLayer(layer, x, params)];
-  const gradient = () => gradsOf([x, ...params], dy);
+  const y = tf.tidy(() => applyLayer(layer, x, params));
+  const accumulated = params.map((p) => tf.zerosLike(p));
+  const forward = () => [tf.tidy(() => applyLayer(layer, x, params))];
+  const backward = () => {
+    const { dx, dParams } = layerGradient(layer, x, y, dy, params, true);
+    const sums = dParams.map((g, j) => tf.add(accumulated[j], g));
+    dParams.forEach((g) => g.dispose());
+    return dx ? [dx, ...sums] : sums;
+  };
   const forwards: number[] = [];
-  const gradients: number[] = [];
+  const backwards: number[] = [];
   for (let i = 0; i <= repeats; i++) {
     const f = timeCall(forward);
-    const g = timeCall(gradient);
+    const b = timeCall(backward);
+    // Let heartbeats out between repetitions: a wide layer at a large batch takes a good part of a second.
+    await yieldToEventLoop();
     if (i === 0) continue; // warm-up: kernel set-up, first allocations
     forwards.push(f);
-    gradients.push(g);
+    backwards.push(b);
   }
-  [...params, x, dy].forEach((t) => t.dispose());
+  [...params, ...accumulated, x, y, dy].forEach((t) => t.dispose());
   const forwardMs = median(forwards);
-  const backwardMs = Math.max(0, median(gradients) - forwardMs);
+  const backwardMs = median(backwards);
   return { ...base, forwardMs, backwardMs, forwardMsPerSample: forwardMs / batch, backwardMsPerSample: backwardMs / batch };
+}
+
+/** The last stage's loss: one-hot targets, softmax cross-entropy and its gradient, as lossBackwardSteps computes them. */
+async function profileLoss(ctx: StageContext, output: LayerNode, batch: number, repeats: number): Promise<LayerTiming> {
+  const width = output.outputShape[output.outputShape.length - 1];
+  const logits = filler([batch, width]);
+  const classes = Int32Array.from({ length: batch }, (_, i) => i % Math.min(width, 10));
+  const loss = () =>
+    tf.tidy(() => {
+      const labels = tf.tensor2d(oneHotRows(classes, width), [batch, width]);
+      const { value, grad } = tf.valueAndGrad((z: tf.Tensor) => crossEntropySum(z, labels, batch))(logits);
+      value.dataSync();
+      return [grad];
+    });
+  const times: number[] = [];
+  for (let i = 0; i <= repeats; i++) {
+    const ms = timeCall(loss);
+    await yieldToEventLoop();
+    if (i > 0) times.push(ms);
+  }
+  logits.dispose();
+  const forwardMs = median(times);
+  return { id: LOSS_TIMING_ID, rank: ctx.me.rank, device: ctx.me.device, batch, forwardMs, backwardMs: 0, forwardMsPerSample: forwardMs / batch, backwardMsPerSample: 0, forwardFlops: 0, backwardFlops: 0 };
 }
 
 /** Median milliseconds of one update by a fresh optimizer of the plan's kind on copies of `like`. */
@@ -126,15 +185,86 @@ export function profileOptimizer(ctx: StageContext, repeats: number): { msPerPar
   return { msPerParam: k, msPerTensor: c };
 }
 
-/** The agent's whole start-of-job profile: its layers, its optimizer update, its links. */
+/**
+ * The group whose all-reduce this agent times: its stage's data-parallel group, or else every rank of
+ * the job when this agent is linked to all of them (a pipeline of two agents). Every member computes
+ * the same group from the plan.
+ */
+function allReduceGroup(ctx: StageContext): ProcessGroup | null {
+  if (ctx.dataParallelGroup.length > 1) return new ProcessGroup(ctx.me.rank, ctx.dataParallelGroup, ctx.mesh.links, { name: 'profiled data-parallel group' });
+  const everyone = placements(ctx.plan).map((p) => p.rank);
+  if (everyone.length < 2 || !everyone.every((r) => r === ctx.me.rank || ctx.mesh.links.has(r))) return null;
+  return new ProcessGroup(ctx.me.rank, everyone, ctx.mesh.links, { name: 'profiled group of every rank' });
+}
+
+/**
+ * Time the gradient all-reduce as GradientSync runs a bucket of each size: the gradient copied out of
+ * its tensor into a flat buffer, summed over the group in place, and made a tensor again for the
+ * update. Every member starts each repetition together (a one-float all-reduce first); the median over
+ * the repetitions is kept. `alone`: the copies only, without a group (what a stage without data
+ * parallelism still does every step, and the part of an all-reduce that is not communication).
+ */
+export async function profileAllReduce(ctx: StageContext, sizes: number[], repeats: number, alone = false): Promise<AllReduceMeasurement[]> {
+  const group = alone ? null : allReduceGroup(ctx);
+  if ((!alone && !group) || sizes.length === 0) return [];
+  const out: AllReduceMeasurement[] = [];
+  for (const bytes of sizes) {
+    const n = Math.max(1, Math.floor(bytes / 4));
+    const grad = tf.fill([n], 0.5);
+    const times: number[] = [];
+    for (let i = 0; i <= repeats; i++) {
+      if (group) await allReduce(group, new Float32Array(1), `probe/ar/${n}/${i}/sync`);
+      else await yieldToEventLoop();
+      const start = performance.now();
+      const buffer = new Float32Array(n);
+      buffer.set(grad.dataSync() as Float32Array);
+      if (group) await allReduce(group, buffer, `probe/ar/${n}/${i}`);
+      tf.tensor(buffer.slice(), [n], 'float32').dispose();
+      if (i > 0) times.push(performance.now() - start);
+    }
+    grad.dispose();
+    out.push({ rank: ctx.me.rank, device: ctx.me.device, members: group?.size ?? 1, bytes: n * 4, ms: median(times) });
+  }
+  return out;
+}
+
+export interface ProfileRequest {
+  /** The coordinator's message header: other fields are ignored. */
+  [field: string]: unknown;
+  batches?: unknown;
+  repeats?: unknown;
+  /** Which layers to time: this agent's stage (default), every layer of the model, or none. */
+  layers?: unknown;
+  /** Agents timing at the same moment (recorded with the timings). */
+  concurrent?: unknown;
+  /** Probe the links and time all-reduces (default true). */
+  links?: unknown;
+  /** Bucket sizes (bytes) to time the gradient all-reduce at (default none). */
+  allReduceBytes?: unknown;
+  /** When a rank: only that agent times layers in this round (the others answer at once). */
+  turn?: unknown;
+}
+
+/**
+ * The agent's start-of-job profile, or the part of it the coordinator asks for: its layers and its
+ * optimizer update (while the other agents wait, so that they do not share the cores), its links and
+ * the gradient all-reduce (every agent at once: they take two).
+ */
 export async function profileAgent(
   ctx: StageContext,
-  request: { batches?: unknown; repeats?: unknown },
-): Promise<{ layers: LayerTiming[]; optimizerMsPerParam?: number; optimizerMsPerTensor?: number; links: LinkMeasurement[] }> {
+  request: ProfileRequest,
+): Promise<{ layers: LayerTiming[]; optimizerMsPerParam?: number; optimizerMsPerTensor?: number; links: LinkMeasurement[]; allReduce: AllReduceMeasurement[] }> {
   const repeats = Math.max(1, Number(request.repeats ?? 3));
   const batches = Array.isArray(request.batches) && request.batches.length ? request.batches.map(Number) : [microBatchSize(ctx.plan)];
-  const layers = profileLayers(ctx, { batches, repeats });
-  const optimizer = profileOptimizer(ctx, repeats);
-  const links = await probeLinks(ctx);
-  return { layers, optimizerMsPerParam: optimizer?.msPerParam, optimizerMsPerTensor: optimizer?.msPerTensor, links };
+  const myTurn = request.turn === undefined || request.turn === null || Number(request.turn) === ctx.me.rank;
+  const scope = !myTurn ? 'none' : request.layers === 'model' || request.layers === 'none' ? request.layers : 'stage';
+  const concurrent = Number(request.concurrent ?? 1);
+  const layers = scope === 'none' ? [] : await profileLayers(ctx, { batches, repeats, scope, concurrent });
+  const solo = scope !== 'none' && concurrent <= 1;
+  const optimizer = solo ? profileOptimizer(ctx, repeats) : undefined;
+  const probe = request.links !== false;
+  const links = probe ? await probeLinks(ctx) : [];
+  const sizes = Array.isArray(request.allReduceBytes) ? request.allReduceBytes.map(Number).filter((b) => b > 0) : [];
+  const allReduceTimings = [...(solo ? await profileAllReduce(ctx, sizes, repeats, true) : []), ...(probe ? await profileAllReduce(ctx, sizes, repeats) : [])];
+  return { layers, optimizerMsPerParam: optimizer?.msPerParam, optimizerMsPerTensor: optimizer?.msPerTensor, links, allReduce: allReduceTimings };
 }

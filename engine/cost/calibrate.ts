@@ -42,14 +42,20 @@ const median = (xs: number[]) => {
  * Turn a job's measurements (profile.json) into the cost model's CostProfile for a cluster: per layer,
  * forward and backward time per sample and per call on the device model that ran it; sustained FLOP/s
  * of each profiled device; α and β of each measured link; the optimizer's cost per parameter; and how
- * the executor runs a stage (it recomputes the forward inside the backward).
+ * the executor runs a stage; how much agents sharing a host slow each other down; the gradient
+ * all-reduce as the runtime runs it; and the fixed cost of a step's round trip to the coordinator.
  */
 export function calibrate(profile: JobProfile, cluster: ClusterSpec, options: CalibrateOptions = {}): CostProfile {
   const modelOf = (device: number) => cluster.devices[device]?.model ?? `device ${device}`;
 
-  // Layers: fit every (layer, device model) over all agents and batch sizes; keep the device model with the most points.
+  // Layers: fit every (layer, device model) over all agents and batch sizes; keep the device model with
+  // the most points. Timings taken alone are preferred: agents sharing cores are priced by `contention`.
+  const alone = (t: LayerTiming) => (t.concurrent ?? 1) <= 1;
+  const solo = profile.layers.filter(alone);
+  const soloIds = new Set(solo.map((t) => t.id));
+  const fitted = [...solo, ...profile.layers.filter((t) => !alone(t) && !soloIds.has(t.id))];
   const groups = new Map<string, { id: string; device: string; timings: LayerTiming[] }>();
-  for (const t of profile.layers) {
+  for (const t of fitted) {
     const key = `${t.id}\u0000${modelOf(t.device)}`;
     const group = groups.get(key) ?? { id: t.id, device: modelOf(t.device), timings: [] };
     group.timings.push(t);
@@ -62,13 +68,57 @@ export function calibrate(profile: JobProfile, cluster: ClusterSpec, options: Ca
     pointsKept.set(g.id, g.timings.length);
     const forward = fitPerCall(g.timings.map((t) => ({ batch: t.batch, ms: t.forwardMs })));
     const backward = fitPerCall(g.timings.map((t) => ({ batch: t.batch, ms: t.backwardMs })));
+    // The median per batch size, for interpolation between the sizes that were timed.
+    const sizes = [...new Set(g.timings.map((t) => t.batch))].sort((a, b) => a - b);
+    const points = sizes.map((batch) => {
+      const at = g.timings.filter((t) => t.batch === batch);
+      return { batch, forwardMs: median(at.map((t) => t.forwardMs)), backwardMs: median(at.map((t) => t.backwardMs)) };
+    });
     layers[g.id] = {
       device: g.device,
       forwardMsPerSample: forward.perSample,
       backwardMsPerSample: backward.perSample,
       forwardMsPerCall: forward.perCall,
       backwardMsPerCall: backward.perCall,
+      points,
     };
+  }
+
+  // Contention: the same layers at the same batch sizes timed with k agents busy at once, over their
+  // times alone (summed over everything timed both ways, so that small layers weigh little).
+  const contention: Record<number, number> = {};
+  const soloMs = new Map<string, number[]>();
+  for (const t of solo) soloMs.set(`${t.id}\u0000${t.batch}`, [...(soloMs.get(`${t.id}\u0000${t.batch}`) ?? []), t.forwardMs + t.backwardMs]);
+  for (const k of [...new Set(profile.layers.map((t) => t.concurrent ?? 1))].filter((k) => k > 1)) {
+    const shared = new Map<string, number[]>();
+    for (const t of profile.layers.filter((t) => t.concurrent === k)) shared.set(`${t.id}\u0000${t.batch}`, [...(shared.get(`${t.id}\u0000${t.batch}`) ?? []), t.forwardMs + t.backwardMs]);
+    let together = 0;
+    let apart = 0;
+    for (const [key, ms] of shared) {
+      const own = soloMs.get(key);
+      if (!own) continue;
+      together += median(ms);
+      apart += median(own);
+    }
+    if (together > 0 && apart > 0) contention[k] = Math.max(1, together / apart);
+  }
+
+  // The gradient hand-over every step makes (copy out of the tensors into a flat bucket, and back),
+  // timed alone; and the all-reduce of a group less those copies, as a line through the median time
+  // per size read as the α and β of a ring of the measured members (2(n−1) latencies, 2(n−1)/n bytes).
+  const timed = profile.allReduce ?? [];
+  const lineOf = (members: number, less: (bytes: number) => number = () => 0) => {
+    const bySize = new Map<number, number[]>();
+    for (const m of timed.filter((m) => m.members === members)) bySize.set(m.bytes, [...(bySize.get(m.bytes) ?? []), m.ms]);
+    return bySize.size ? fitPerCall([...bySize].map(([bytes, ms]) => ({ batch: bytes, ms: Math.max(0, median(ms) - less(bytes)) }))) : undefined;
+  };
+  const copy = lineOf(1);
+  const gradientCopy = copy && copy.perSample > 0 ? { msPerBucket: copy.perCall, msPerByte: copy.perSample } : undefined;
+  let allReduce: CostProfile['allReduce'];
+  const n = Math.max(0, ...timed.map((m) => m.members));
+  const ring = n > 1 ? lineOf(n, (bytes) => (gradientCopy ? gradientCopy.msPerBucket + bytes * gradientCopy.msPerByte : 0)) : undefined;
+  if (ring && ring.perSample > 0) {
+    allReduce = { alpha: ring.perCall / 1000 / (2 * (n - 1)), beta: (2 * (n - 1)) / n / (ring.perSample / 1000), members: n };
   }
 
   // Sustained FLOP/s per device: the FLOPs it timed over the time they took.
@@ -110,5 +160,21 @@ export function calibrate(profile: JobProfile, cluster: ClusterSpec, options: Ca
   const optimizerMsPerParam = Object.fromEntries([...perParam].map(([model, xs]) => [model, median(xs)]));
   const optimizerMsPerTensor = Object.fromEntries([...perTensor].map(([model, xs]) => [model, median(xs)]));
 
-  return { layers, deviceFlops, links, optimizerMsPerParam, optimizerMsPerTensor, recomputeForward: profile.executor.recomputeForward };
+  // A synchronous step starts with the coordinator's message and ends with the agents' replies: about
+  // one round trip between them, measured by the clock synchronisation.
+  const rtts = profile.agents.map((a) => a.clockRttMs).filter((ms) => ms > 0);
+  const stepOverheadMs = rtts.length ? median(rtts) : undefined;
+
+  return {
+    layers,
+    deviceFlops,
+    links,
+    optimizerMsPerParam,
+    optimizerMsPerTensor,
+    recomputeForward: profile.executor.recomputeForward,
+    ...(Object.keys(contention).length ? { contention } : {}),
+    ...(allReduce ? { allReduce } : {}),
+    ...(gradientCopy ? { gradientCopy } : {}),
+    ...(stepOverheadMs !== undefined ? { stepOverheadMs } : {}),
+  };
 }

@@ -9,6 +9,7 @@ import { DEFAULT_BUCKET_BYTES, dataParallelRing, devicesOfReplica, link, ringLin
 import { deviceFlops } from './deviceSpeed.js';
 import { deviceMemory } from './deviceMemory.js';
 import { stepTraffic } from './linkTraffic.js';
+import type { TimelineEvent } from '../protocol/timeline.js';
 import type { CostOptions, PlanCost } from './planCost.js';
 import { stageFacts, type GroupCollective, type StageFacts } from './stageFacts.js';
 
@@ -20,14 +21,15 @@ const UPDATE_FLOPS_PER_PARAM = 10;
 const UPDATE_EFFICIENCY = 0.05;
 
 /** Per-micro-batch and per-step costs of stage `s` as served by replica `r`, in milliseconds. */
-function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensorParallelMs: number } {
+function stageCost(ctx: CostContext, s: number, r: number, shared = 1): StageCost & { tensorParallelMs: number } {
   const { plan, facts, microBatch: b, scale } = ctx;
   const f = facts[s];
   const devices = devicesOfReplica(ctx, s, r);
   const speed = Math.min(...devices.map((d) => deviceFlops(ctx.cluster, d, ctx.options)));
   const profiled = profiledStageMs(ctx, f, devices[0], b);
-  let forwardMs = profiled ? profiled.forward : ((b * f.forwardFlops) / speed) * 1000;
-  let backwardMs = profiled ? profiled.backward : ((b * f.backwardFlops) / speed) * 1000;
+  // `shared`: how much other agents computing on the same host at the same time slow this stage down.
+  let forwardMs = (profiled ? profiled.forward : ((b * f.forwardFlops) / speed) * 1000) * shared;
+  let backwardMs = (profiled ? profiled.backward : ((b * f.backwardFlops) / speed) * 1000) * shared;
   if (plan.recompute) backwardMs += forwardMs;
 
   const t = plan.stages[s].tensorParallel;
@@ -55,7 +57,7 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
   const stageRing = ctx.layout.filter((p) => p.stage === s).map((p) => p.device);
   const shardRing = dataParallelRing(ctx, s, 0);
   const ringSeconds = (bytes: number, ring: number[]) => {
-    const { alpha, beta } = ringLink(ctx, ring);
+    const { alpha, beta } = allReduceLink(ctx, ring);
     return ringAllReduceSeconds(bytes, ring.length, alpha, beta) + (plan.zero >= 3 ? 2 * ringAllGatherSeconds(bytes, ring.length, alpha, beta) : 0);
   };
   // ZeRO-3 also gathers every parameter for the forward and again for the backward pass.
@@ -68,8 +70,11 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
   const weightTensors = 2 * f.layers.filter((l) => l.params > 0).length;
   const optimizerMs =
     measuredUpdate !== undefined
-      ? f.params * measuredUpdate + weightTensors * (ctx.options.profile?.optimizerMsPerTensor?.[deviceModel] ?? 0)
+      ? (f.params * measuredUpdate + weightTensors * (ctx.options.profile?.optimizerMsPerTensor?.[deviceModel] ?? 0)) * shared
       : ((f.params * UPDATE_FLOPS_PER_PARAM) / (speed * UPDATE_EFFICIENCY)) * 1000;
+  // The runtime copies every gradient into its bucket and back before the update, whatever the ring.
+  const copy = ctx.options.profile?.gradientCopy;
+  const copyMs = copy && gradientBytes > 0 ? (Math.ceil(gradientBytes / (bucket > 0 ? bucket : gradientBytes)) * copy.msPerBucket + gradientBytes * copy.msPerByte) * shared : 0;
   return {
     forwardMs,
     backwardMs,
@@ -77,13 +82,33 @@ function stageCost(ctx: CostContext, s: number, r: number): StageCost & { tensor
     sendGradientMs,
     allReduceMs: allReduce * 1000,
     allReduceOverlap,
-    optimizerMs,
+    optimizerMs: optimizerMs + copyMs,
     activationBytes: b * f.liveOutBytes * scale,
     tensorParallelMs,
   };
 }
 
-/** Measured times of one micro-batch of `b` samples through the stage's layers on this device model, when a profile has all of them. */
+/** Milliseconds of one call on `batch` samples: interpolated between timed sizes, else the fitted line. */
+function layerMs(measured: NonNullable<NonNullable<CostOptions['profile']>['layers']>[string], batch: number, pass: 'forward' | 'backward'): number {
+  const line = () => (pass === 'forward' ? (measured.forwardMsPerCall ?? 0) + batch * measured.forwardMsPerSample : (measured.backwardMsPerCall ?? 0) + batch * measured.backwardMsPerSample);
+  const points = measured.points ?? [];
+  const at = (p: { forwardMs: number; backwardMs: number }) => (pass === 'forward' ? p.forwardMs : p.backwardMs);
+  for (let i = 0; i < points.length; i++) {
+    const p = points[i];
+    if (p.batch === batch) return at(p);
+    const q = points[i + 1];
+    if (q && p.batch < batch && batch < q.batch) return at(p) + ((at(q) - at(p)) * (batch - p.batch)) / (q.batch - p.batch);
+  }
+  return line();
+}
+
+/** Id under which a profile times the loss and its gradient (agents/runtime/profileLayers.ts). */
+const LOSS_TIMING_ID = '#loss';
+
+/**
+ * Measured times of one micro-batch of `b` samples through the stage's layers on this device model,
+ * when a profile has all of them; the stage holding the model's output also computes the loss.
+ */
 function profiledStageMs(ctx: CostContext, f: StageFacts, device: number, b: number): { forward: number; backward: number } | undefined {
   const layers = ctx.options.profile?.layers;
   if (!layers) return undefined;
@@ -93,10 +118,72 @@ function profiledStageMs(ctx: CostContext, f: StageFacts, device: number, b: num
   for (const layer of f.layers) {
     const measured = layers[layer.id];
     if (!measured || measured.device !== model) return undefined;
-    forward += (measured.forwardMsPerCall ?? 0) + b * measured.forwardMsPerSample;
-    backward += (measured.backwardMsPerCall ?? 0) + b * measured.backwardMsPerSample;
+    forward += layerMs(measured, b, 'forward');
+    backward += layerMs(measured, b, 'backward');
   }
+  const loss = layers[LOSS_TIMING_ID];
+  const output = ctx.model.layers[ctx.model.layers.length - 1];
+  if (loss && loss.device === model && f.layers.includes(output)) forward += layerMs(loss, b, 'forward');
   return { forward, backward };
+}
+
+/** The measured slow-down of compute on this device's host when the other agents of the plan there compute at once. */
+function contention(ctx: CostContext, device: number): number {
+  const factors = ctx.options.profile?.contention;
+  if (!factors) return 1;
+  const host = ctx.cluster.hosts.find((h) => h.devices.includes(device));
+  const busy = host ? new Set(ctx.layout.map((p) => p.device).filter((d) => host.devices.includes(d))).size : 1;
+  if (busy <= 1) return 1;
+  const measured = Object.keys(factors).map(Number).filter((k) => k <= busy);
+  return measured.length ? factors[Math.max(...measured)] : 1;
+}
+
+/**
+ * Per stage of replica r: the share of its busy time (passes and update) during which another agent
+ * on its host is busy too — another stage of the replica on the same host, by the simulated timeline,
+ * or another replica of any stage there (replicas run the same schedule at the same time).
+ */
+function overlapShares(ctx: CostContext, r: number, events: TimelineEvent[]): number[] {
+  const { plan } = ctx;
+  const hostOf = (device: number) => ctx.cluster.hosts.findIndex((h) => h.devices.includes(device));
+  const busyKinds = new Set(['forward', 'backward', 'optimizer']);
+  const busy = plan.stages.map((_, s) => events.filter((e) => e.stage === s && busyKinds.has(e.kind) && e.endMs > e.startMs).map((e) => [e.startMs, e.endMs] as const));
+  return plan.stages.map((_, s) => {
+    const device = devicesOfReplica(ctx, s, r)[0];
+    const host = hostOf(device);
+    // Another replica of a stage (or another shard of this one) on this host: always computing alongside.
+    const alongside = ctx.layout.some((p) => hostOf(p.device) === host && (p.replica !== r || (p.stage === s && p.device !== device)));
+    if (alongside) return 1;
+    const others = plan.stages.flatMap((_, o) => (o !== s && hostOf(devicesOfReplica(ctx, o, r)[0]) === host ? busy[o] : []));
+    const own = busy[s].reduce((sum, [a, b]) => sum + b - a, 0);
+    if (own <= 0 || others.length === 0) return 0;
+    let overlapped = 0;
+    for (const [a, b] of busy[s]) overlapped += coveredLength(a, b, others);
+    return Math.min(1, overlapped / own);
+  });
+}
+
+/** Length of [a, b] covered by the union of the intervals. */
+function coveredLength(a: number, b: number, intervals: ReadonlyArray<readonly [number, number]>): number {
+  const cut = intervals
+    .map(([x, y]) => [Math.max(a, x), Math.min(b, y)] as const)
+    .filter(([x, y]) => y > x)
+    .sort((p, q) => p[0] - q[0]);
+  let total = 0;
+  let end = a;
+  for (const [x, y] of cut) {
+    if (y <= end) continue;
+    total += y - Math.max(x, end);
+    end = y;
+  }
+  return total;
+}
+
+/** α and β of a data-parallel all-reduce ring: the runtime's measured all-reduce inside one host, else its slowest link. */
+function allReduceLink(ctx: CostContext, ring: number[]): { alpha: number; beta: number } {
+  const measured = ctx.options.profile?.allReduce;
+  const oneHost = ctx.cluster.hosts.some((h) => ring.every((d) => h.devices.includes(d)));
+  return measured && oneHost && ring.length > 1 ? measured : ringLink(ctx, ring);
 }
 
 /**
@@ -121,8 +208,19 @@ export function costOfPlan(plan: Plan, model: ModelGraph, cluster: ClusterSpec, 
   const replicas = plan.stages[0].dataParallel;
   let critical: { sim: ReturnType<typeof simulatePipeline>; costs: ReturnType<typeof stageCost>[] } | undefined;
   for (let r = 0; r < replicas; r++) {
-    const costs = plan.stages.map((_, s) => stageCost(ctx, s, r));
-    const sim = simulatePipeline(costs, (perReplica[r] ?? 1) * plan.microBatches, plan.schedule);
+    const simulate = (shared: number[]) => {
+      const costs = plan.stages.map((_, s) => stageCost(ctx, s, r, shared[s]));
+      return { costs, sim: simulatePipeline(costs, (perReplica[r] ?? 1) * plan.microBatches, plan.schedule) };
+    };
+    // Agents sharing a host's cores slow each other down, but only while both compute: a stage's
+    // measured slow-down is weighted by the share of its compute that overlaps other agents' compute
+    // on its host (found by simulating; a second pass settles the overlaps the slow-down moved).
+    const full = plan.stages.map((_, s) => contention(ctx, devicesOfReplica(ctx, s, r)[0]));
+    let { costs, sim } = simulate(plan.stages.map(() => 1));
+    for (let pass = 0; pass < 2 && full.some((f) => f > 1); pass++) {
+      const shared = overlapShares(ctx, r, sim.events).map((share, s) => 1 + (full[s] - 1) * share);
+      ({ costs, sim } = simulate(shared));
+    }
     if (!critical || sim.stepMs > critical.sim.stepMs) critical = { sim, costs };
   }
   const { sim, costs } = critical!;
@@ -141,13 +239,16 @@ export function costOfPlan(plan: Plan, model: ModelGraph, cluster: ClusterSpec, 
   const slowest = stages.reduce((a, b) => (b.computeMs + b.exposedCommMs > a.computeMs + a.exposedCommMs ? b : a));
   const devices = ctx.layout.map((p) => deviceMemory(ctx, p));
   const traffic = stepTraffic(ctx, perReplica);
+  // The coordinator's step message and the agents' replies (measured round trip; 0 without a profile).
+  const overheadMs = options.profile?.stepOverheadMs ?? 0;
+  const stepMs = sim.stepMs + overheadMs;
   return {
-    stepMs: sim.stepMs,
-    samplesPerSec: plan.globalBatch / (sim.stepMs / 1000),
+    stepMs,
+    samplesPerSec: plan.globalBatch / (stepMs / 1000),
     breakdown: {
       computeMs: slowest.computeMs,
       exposedCommMs: slowest.exposedCommMs,
-      bubbleMs: Math.max(0, sim.stepMs - slowest.computeMs - slowest.exposedCommMs),
+      bubbleMs: Math.max(0, stepMs - slowest.computeMs - slowest.exposedCommMs),
     },
     bubbleFraction: sim.bubbleFraction,
     stages,

@@ -63,7 +63,18 @@ export interface CostProfile {
    * Per layer: a call on b samples takes perCall + b · perSample milliseconds (perCall absent = 0). The
    * backward is the layer's own backward, without the forward a recomputing executor repeats.
    */
-  layers?: Record<string, { device: string; forwardMsPerSample: number; backwardMsPerSample: number; forwardMsPerCall?: number; backwardMsPerCall?: number }>;
+  layers?: Record<
+    string,
+    {
+      device: string;
+      forwardMsPerSample: number;
+      backwardMsPerSample: number;
+      forwardMsPerCall?: number;
+      backwardMsPerCall?: number;
+      /** Median times at the batch sizes that were timed: a batch between two of them is interpolated. */
+      points?: Array<{ batch: number; forwardMs: number; backwardMs: number }>;
+    }
+  >;
   /** Sustained FLOP/s measured per device index. */
   deviceFlops?: Record<number, number>;
   /** Measured α (s) / β (bytes/s) per device pair, keyed "a-b" with a < b. */
@@ -71,6 +82,24 @@ export interface CostProfile {
   /** Measured cost of one optimizer update, per device model: per parameter, and per weight tensor (op overhead). */
   optimizerMsPerParam?: Record<string, number>;
   optimizerMsPerTensor?: Record<string, number>;
+  /**
+   * How much slower compute runs when k agents of a host compute at once (k → factor ≥ 1): cores,
+   * caches and memory bandwidth are shared. Applied to plans with k agents on one host.
+   */
+  contention?: Record<number, number>;
+  /**
+   * Effective α (s) and β (bytes/s) of the data-parallel gradient all-reduce inside one host as the
+   * runtime runs it (copies, ring transfers, summation on the CPU), fitted from timed all-reduces of
+   * `members` agents; used instead of the links for rings within a host.
+   */
+  allReduce?: { alpha: number; beta: number; members: number };
+  /**
+   * The runtime's gradient hand-over every step, data parallel or not: each bucket copied out of the
+   * gradient tensors into a flat array and back into tensors for the update.
+   */
+  gradientCopy?: { msPerBucket: number; msPerByte: number };
+  /** Fixed cost of a synchronous step: the coordinator's message to the agents and their replies. */
+  stepOverheadMs?: number;
   /** Whether the profiled job recomputed forwards in its backward passes (informational; plans say `recompute`). */
   recomputeForward?: boolean;
 }

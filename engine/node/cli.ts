@@ -4,6 +4,10 @@ import { fail } from './commands/fail.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
 import { runClusterCommand } from './hosts/clusterCommand.js';
 import { runSuggest } from './commands/suggest.js';
+import { runAttachCommand } from './commands/attach.js';
+import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';
+import { runJobsCommand } from './commands/jobs.js';
+import { runStopCommand } from './commands/stop.js';
 import { printPresetPlan, runTrain, TRAIN_OPTIONS } from './commands/train.js';
 
 const USAGE = `shoal — hybrid-parallel training with TensorFlow.js
@@ -18,6 +22,10 @@ Usage:
   shoal plan  --model <name> --plan pp2-dp2 [--cluster local:N]     print a preset plan as JSON and check it
   shoal models                                                      list the built-in models
   shoal cluster add|import|test|list …                              SSH clusters: hosts, host keys, preflight
+  ${DEPLOY_USAGE}
+  shoal jobs [--json]                                               deployed jobs and their state
+  shoal attach <job> [--json] [--no-follow]                         a job's history, then live events
+  shoal stop <job>                                                  kill a job's processes on every host
   ${RESUME_USAGE}
 
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
@@ -31,6 +39,11 @@ async function main(): Promise<void> {
   if (command === 'resume') return runResume(rest);
   if (command === 'cluster') {
     process.exitCode = await runClusterCommand(rest);
+    return;
+  }
+  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand };
+  if (command in jobCommands) {
+    process.exitCode = await jobCommands[command](rest);
     return;
   }
   if (command === 'plan' && !rest.some((a) => /^--plan(-file)?(=|$)/.test(a))) return runSuggest(rest);

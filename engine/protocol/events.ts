@@ -20,6 +20,19 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     pid: z.number().int(),
     backend: z.string(),
   }),
+  /**
+   * Who holds which rank from a step on: the first generation, and every later one after a resize
+   * or a lost agent. `virtualNodes` is each rank's share of the fixed global batch.
+   */
+  z.object({
+    type: z.literal('membership'),
+    generation: z.number().int(),
+    step: z.number().int(),
+    reason: z.string(),
+    agents: z.array(
+      z.object({ rank: z.number().int(), stage: z.number().int(), replica: z.number().int(), shard: z.number().int(), host: z.string(), pid: z.number().int(), virtualNodes: z.number().int() }),
+    ),
+  }),
   z.object({
     type: z.literal('step'),
     step: z.number().int(),

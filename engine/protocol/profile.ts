@@ -16,13 +16,22 @@ export const LayerTimingSchema = z.object({
   batch: z.number().int().min(1),
   /** Median milliseconds of one call over the repetitions (after warm-up). */
   forwardMs: z.number().min(0),
-  /** The layer's backward alone: its gradient call minus its forward (the gradient call recomputes it). */
+  /**
+   * The layer's backward alone, as the stage's backward pass runs it (agents/exec/layerGradient.ts:
+   * Dense layers by hand from the kept activations, others through tf.grads less their forward).
+   */
   backwardMs: z.number().min(0),
   forwardMsPerSample: z.number().min(0),
   backwardMsPerSample: z.number().min(0),
   /** Per-sample FLOPs of the layer (model facts), to turn times into a sustained FLOP/s. */
   forwardFlops: z.number().min(0),
   backwardFlops: z.number().min(0),
+  /**
+   * How many agents of the job were timing layers at the same moment (absent: this one alone, the
+   * others idle). A round with every agent busy at once measures how much they slow each other down
+   * when they share a host's cores.
+   */
+  concurrent: z.number().int().min(1).optional(),
 });
 export type LayerTiming = z.infer<typeof LayerTimingSchema>;
 
@@ -39,6 +48,21 @@ export const LinkMeasurementSchema = z.object({
   rttMs: z.number().min(0),
 });
 export type LinkMeasurement = z.infer<typeof LinkMeasurementSchema>;
+
+/**
+ * One timed all-reduce of `bytes` over `members` agents as the data-parallel gradient synchronisation
+ * runs it (copying the gradients into a flat buffer, the ring's transfers and summation on the CPU):
+ * the median milliseconds over the repetitions on one agent.
+ */
+export const AllReduceMeasurementSchema = z.object({
+  rank: z.number().int().min(0),
+  device: z.number().int().min(0),
+  /** 1: the copies alone, timed while the other agents wait (no communication). */
+  members: z.number().int().min(1),
+  bytes: z.number().int().min(1),
+  ms: z.number().min(0),
+});
+export type AllReduceMeasurement = z.infer<typeof AllReduceMeasurementSchema>;
 
 export const AgentProfileSchema = z.object({
   rank: z.number().int().min(0),
@@ -71,5 +95,7 @@ export const JobProfileSchema = z.object({
   agents: z.array(AgentProfileSchema),
   layers: z.array(LayerTimingSchema),
   links: z.array(LinkMeasurementSchema),
+  /** Timed gradient all-reduces (absent in older profiles, or when no two agents could form a group). */
+  allReduce: z.array(AllReduceMeasurementSchema).optional(),
 });
 export type JobProfile = z.infer<typeof JobProfileSchema>;

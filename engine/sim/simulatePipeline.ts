@@ -13,6 +13,11 @@ export interface StageCost {
   allReduceMs: number;
   /** Fraction of the all-reduce hidden behind the backward pass (bucketed overlap); 0 = none. */
   allReduceOverlap?: number;
+  /**
+   * Backward time the all-reduce can hide behind (default: every micro-batch's backward). A runtime
+   * that hands gradients over only during the step's last backward pass hides at most that one.
+   */
+  overlapWindowMs?: number;
   optimizerMs: number;
   activationBytes?: number;
 }
@@ -80,7 +85,7 @@ export function simulatePipeline(stages: StageCost[], microBatches: number, sche
   const exposedCommMs: number[] = [];
   let stepMs = 0;
   stages.forEach((c, s) => {
-    const hidden = Math.min(c.allReduceMs * (c.allReduceOverlap ?? 0), microBatches * c.backwardMs);
+    const hidden = Math.min(c.allReduceMs * (c.allReduceOverlap ?? 0), c.overlapWindowMs ?? microBatches * c.backwardMs);
     const exposed = c.allReduceMs - hidden;
     const arStart = free[s] - hidden;
     if (c.allReduceMs > 0) events.push({ stage: s, kind: 'allreduce', startMs: arStart, endMs: arStart + c.allReduceMs });

@@ -7,6 +7,9 @@ import { LocalJob } from '../../engine/node/jobs/localJob.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { JobEvent, TimelineJobEvent } from '../../engine/protocol/events.js';
 import { JobProfileSchema } from '../../engine/protocol/profile.js';
+import { localClusterSpec } from '../../engine/cluster/cluster.js';
+import { calibrate } from '../../engine/cost/calibrate.js';
+import { costOfPlan } from '../../engine/cost/costOfPlan.js';
 
 const root = mkdtempSync(join(tmpdir(), 'shoal-measure-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -68,5 +71,36 @@ describe('measurements of a running job', () => {
       // GPipe holds every micro-batch's activations on the first stage before its first backward.
       expect(t.memory.find((m) => m.stage === 0)!.peakStashed).toBeGreaterThanOrEqual(plan.microBatches);
     }
+  });
+
+  it('a full profile times the whole model on each agent alone and both at once, and the all-reduce', async () => {
+    const model = zooModel('mlp');
+    const plan = presetPlan(model, 'pp2-dp1', { microBatches: 2 });
+    const runDir = join(root, 'full');
+    const job = new LocalJob({ model, plan, agents: 2, steps: 1, evalEverySteps: 1, runDir, timelineEverySteps: 0, profileFull: true, profileBatches: [4, 16], profileRepeats: 2, onEvent: () => {} });
+    await job.start();
+    await job.exited();
+
+    const profile = JobProfileSchema.parse(JSON.parse(readFileSync(join(runDir, 'profile.json'), 'utf8')));
+    const ids = [...model.layers.map((l) => l.id), '#loss'];
+    for (const rank of [0, 1]) {
+      for (const id of ids) {
+        const mine = profile.layers.filter((t) => t.rank === rank && t.id === id);
+        // Every layer of the model (and the loss) at both sizes, alone and with both agents timing.
+        expect(mine.filter((t) => t.concurrent === undefined).map((t) => t.batch).sort((a, b) => a - b), `${id} alone on rank ${rank}`).toEqual([4, 16]);
+        expect(mine.filter((t) => t.concurrent === 2).map((t) => t.batch).sort((a, b) => a - b), `${id} shared on rank ${rank}`).toEqual([4, 16]);
+      }
+      expect(profile.agents[rank].optimizerMsPerParam).toBeGreaterThanOrEqual(0);
+      const copies = profile.allReduce!.filter((m) => m.rank === rank && m.members === 1);
+      const reduces = profile.allReduce!.filter((m) => m.rank === rank && m.members === 2);
+      expect(copies.map((m) => m.bytes)).toEqual([256 << 10, 1 << 20, 4 << 20, 16 << 20]);
+      expect(reduces.map((m) => m.bytes)).toEqual([256 << 10, 1 << 20, 4 << 20, 16 << 20]);
+    }
+    const calibrated = calibrate(profile, localClusterSpec(2));
+    expect(Object.keys(calibrated.layers!).sort()).toEqual([...ids].sort());
+    expect(calibrated.contention![2]).toBeGreaterThanOrEqual(1);
+    expect(calibrated.stepOverheadMs).toBeGreaterThan(0);
+    const cost = costOfPlan(presetPlan(model, 'pp1-dp2'), model, localClusterSpec(2), { profile: calibrated });
+    expect(cost.stepMs).toBeGreaterThan(0);
   });
 });

@@ -55,9 +55,10 @@ export function freePort(address: string): Promise<number> {
 
 /**
  * `pathPrefix`: directories searched first by sessions (tests put stand-ins for node or nvidia-smi there
- * to play a host with old Node or GPUs).
+ * to play a host with old Node or GPUs). `home`: $HOME of sessions, so each simulated host has a disk
+ * of its own (~/.shoal) and the real user's home is never written; SFTP still starts in the account's home.
  */
-export async function startSshd(options: { address: string; authorizedKeys: string[]; port?: number; pathPrefix?: string[] }): Promise<PrivateSshd> {
+export async function startSshd(options: { address: string; authorizedKeys: string[]; port?: number; pathPrefix?: string[]; home?: string }): Promise<PrivateSshd> {
   const dir = mkdtempSync(join(tmpdir(), `shoal-sshd-${options.address}-`));
   const port = options.port ?? (await freePort(options.address));
   const hostKey = join(dir, 'host_ed25519');
@@ -86,7 +87,7 @@ export async function startSshd(options: { address: string; authorizedKeys: stri
       'AllowTcpForwarding yes',
       'Subsystem sftp internal-sftp',
       // Sessions get sshd's compiled-in PATH; make sure they find the Node that runs the tests.
-      `SetEnv PATH=${[...(options.pathPrefix ?? []), dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':')}`,
+      `SetEnv PATH=${[...(options.pathPrefix ?? []), dirname(process.execPath), '/usr/local/bin', '/usr/bin', '/bin'].join(':')}${options.home ? ` HOME=${options.home}` : ''}`,
       '',
     ].join('\n'),
   );

@@ -42,6 +42,9 @@ describe('pipeline simulation', () => {
     const overlapped = simulatePipeline(stages, 2, 'gpipe');
     expect(overlapped.stepMs).toBe(6 + 1 + 1);
     expect(overlapped.exposedCommMs[0]).toBe(1);
+    // Hidden only behind the last micro-batch's backward (2 ms) when gradients are final only then.
+    stages[0].overlapWindowMs = stages[0].backwardMs;
+    expect(simulatePipeline(stages, 2, 'gpipe').exposedCommMs[0]).toBe(4 - 2);
   });
 
   it('emits a forward and a backward event per micro-batch and stage, in the shared timeline schema', () => {

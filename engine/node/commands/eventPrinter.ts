@@ -7,6 +7,11 @@ export function describeEvent(event: JobEvent): string | null {
       return `status: ${event.state}${event.message ? ` — ${event.message}` : ''}`;
     case 'agent':
       return `agent rank ${event.rank} on ${event.host} (pid ${event.pid}): stage ${event.stage}, replica ${event.replica}, backend ${event.backend}`;
+    case 'membership': {
+      const replicas = new Set(event.agents.map((a) => a.replica)).size;
+      const vnodes = event.agents.filter((a) => a.stage === 0 && a.shard === 0).map((a) => a.virtualNodes);
+      return `generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents, ${replicas} replica(s), virtual nodes [${vnodes.join(', ')}]`;
+    }
     case 'step':
       return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
     case 'eval':

@@ -1,8 +1,7 @@
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
-import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 import type { CommandIo } from './clusterCommand.js';
 import type { SshCluster } from './clusterStore.js';
-import { askLine, askYesNo } from './ttyPrompt.js';
+import { connectPrompts } from './connectPrompts.js';
 
 const MARK: Record<PreflightEvent['status'], string> = { running: '…', ok: 'ok', warn: 'WARN', fail: 'FAIL', skipped: 'skip' };
 
@@ -19,31 +18,9 @@ export async function runClusterTest(cluster: SshCluster, options: { trustNew: b
     io.err(`${e.host.padEnd(width)}  ${e.step.padEnd(13)} ${MARK[e.status].padEnd(4)} ${first}\n`);
     for (const line of more) io.err(`${' '.repeat(width + 21)}${line}\n`);
   };
-  // Hosts behind one jump host all meet its key: ask about each key once.
-  const decisions = new Map<string, Promise<boolean>>();
-  const trustRequest = (r: TrustRequest): Promise<boolean> => {
-    const id = `${r.address}:${r.port} ${r.fingerprint}`;
-    if (!decisions.has(id)) decisions.set(id, decideTrust(r));
-    return decisions.get(id)!;
-  };
-  const decideTrust = async (r: TrustRequest): Promise<boolean> => {
-    if (options.trustNew) {
-      io.err(`Trusting the new host key of ${r.where}: ${r.keyType} ${r.fingerprint} (--trust-new).\n`);
-      return true;
-    }
-    if (!io.interactive) return false;
-    return askYesNo(`The host key of ${r.where} is not known yet.\n  ${r.keyType} ${r.fingerprint}\nCompare it with the host's (ssh-keygen -l -f /etc/ssh/ssh_host_*_key.pub on the host). Trust it?`);
-  };
-  // One question per key file, even when many hosts use the same key.
-  const passphrases = new Map<string, Promise<string>>();
-  const passphrase = io.interactive
-    ? (keyPath: string) => {
-        if (!passphrases.has(keyPath)) passphrases.set(keyPath, askLine(`Passphrase for ${keyPath}: `, true));
-        return passphrases.get(keyPath)!;
-      }
-    : undefined;
+  const prompts = connectPrompts(io, options.trustNew);
 
-  const results = await preflightHosts(cluster.hosts, { onProgress, trustRequest, ...(passphrase ? { passphrase } : {}) });
+  const results = await preflightHosts(cluster.hosts, { onProgress, ...prompts });
   const ok = results.every((r) => r.ok);
   if (options.json) io.out(JSON.stringify({ cluster: cluster.name, ok, hosts: results }, null, 2) + '\n');
   else io.out(summary(cluster.name, results));

@@ -43,6 +43,8 @@ export interface LocalJobOptions {
   profileBatches?: number[];
   /** Timed repetitions per layer and batch size (default 3). */
   profileRepeats?: number;
+  /** Calibration-grade profile (benchmarks): every agent times the whole model, alone and all at once, and all-reduces at several sizes. */
+  profileFull?: boolean;
   /** Emit the measured timeline of every this many steps (default 10; 0 = never). */
   timelineEverySteps?: number;
   onEvent: (event: JobEvent) => void;
@@ -130,6 +132,7 @@ export class LocalJob {
         profilePath: join(this.runDir, 'profile.json'),
         profileBatches: this.options.profileBatches,
         profileRepeats: this.options.profileRepeats,
+        profileFull: this.options.profileFull,
         timelineEverySteps: this.options.timelineEverySteps,
       },
       () => {}, // the coordinator's own log lines reach us as events
@@ -149,28 +152,64 @@ export class LocalJob {
     ]);
 
     const finalEvent = this.attach(coordinatorPort, secret);
-    for (let i = 0; i < agents; i++) {
-      const host = `local-${i}`;
-      const recent: string[] = [];
-      const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port: coordinatorPort }, bindHost: '127.0.0.1', hostLabel: host }, (line) => {
-        // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
-        recent.push(line);
-        if (recent.length > 5) recent.shift();
-        this.log('info', host, null, line);
-      });
-      this.processes.push(agent);
-      agent.child.once('exit', (code, signal) => {
-        if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
-        const placed = this.events.find((e) => e.type === 'agent' && e.pid === agent.child.pid);
-        const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
-        const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-        this.fail(`${who} (pid ${agent.child.pid}) ${how} while the job was ${this.state}.${recent.length ? ` Its last output: ${recent.join(' | ')}` : ''}`);
-      });
-    }
+    this.coordinator = { port: coordinatorPort, secret, bundle };
+    for (let i = 0; i < agents; i++) this.spawnAgent();
     coordinator.exited.then((code) => {
       if (code !== 0 && !this.stopping) this.fail(`The coordinator exited with code ${code}.`);
+      // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
+      // (SIGSTOP) cannot notice, so whatever is left is ended.
+      else setTimeout(() => this.kill(), 1000).unref();
     });
     return finalEvent;
+  }
+
+  private coordinator: { port: number; secret: string; bundle: string } | null = null;
+  private agentsStarted = 0;
+
+  private spawnAgent(): void {
+    const { port, secret, bundle } = this.coordinator!;
+    const host = `local-${this.agentsStarted++}`;
+    const recent: string[] = [];
+    const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port }, bindHost: '127.0.0.1', hostLabel: host }, (line) => {
+      // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
+      recent.push(line);
+      if (recent.length > 5) recent.shift();
+      this.log('info', host, null, line);
+    });
+    this.processes.push(agent);
+    agent.child.once('exit', (code, signal) => {
+      if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
+      const placed = this.events.find((e) => e.type === 'agent' && e.pid === agent.child.pid);
+      const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
+      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
+      const message = `${who} (pid ${agent.child.pid}) ${how} while the job was ${this.state}.${recent.length ? ` Its last output: ${recent.join(' | ')}` : ''}`;
+      // Once running, a lost agent is the coordinator's to handle (it goes on without it, or fails the job).
+      if (this.state === 'running') this.log('warn', host, null, message);
+      else this.fail(message);
+    });
+  }
+
+  /**
+   * Change the job's agents without a restart: start `add` more agent processes and/or release the
+   * agents holding ranks `remove`. The coordinator applies it at the next step boundary, keeping the
+   * global batch and hyperparameters (virtual nodes are re-mapped); a `membership` event follows.
+   */
+  async resize(request: { add?: number; remove?: number[] }): Promise<void> {
+    if (!this.coordinator || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
+    const add = request.add ?? 0;
+    const conn = await connectAuthenticated('127.0.0.1', this.coordinator.port, this.coordinator.secret, { role: 'control' });
+    try {
+      const reply = new Promise<Record<string, unknown>>((resolve, reject) => {
+        conn.onMessage = (m) => resolve(m.header);
+        conn.onClose = (err) => reject(new Error(`The coordinator closed the control connection: ${err.message}`));
+      });
+      conn.send({ type: 'resize', add, remove: request.remove ?? [] });
+      const answer = await reply;
+      if (answer.type !== 'accepted') throw new Error(String(answer.message ?? 'The coordinator refused the resize.'));
+    } finally {
+      conn.close();
+    }
+    for (let i = 0; i < add; i++) this.spawnAgent();
   }
 
   private failWith: (err: Error) => void = () => {};

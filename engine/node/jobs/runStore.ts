@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { latestCheckpointIn } from '../../../agents/coordinator/checkpoints.js';
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Plan } from '../../plan/plan.js';
@@ -32,9 +33,7 @@ export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jo
 
 /** The newest checkpoint in a folder of `step-NNNNNNN.ckpt` files, or undefined. */
 export function latestCheckpoint(dir: string): string | undefined {
-  if (!existsSync(dir)) return undefined;
-  const files = readdirSync(dir).filter((f) => /^step-\d+\.ckpt$/.test(f)).sort();
-  return files.length ? join(dir, files[files.length - 1]) : undefined;
+  return latestCheckpointIn(dir) ?? undefined;
 }
 
 /**

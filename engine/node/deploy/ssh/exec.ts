@@ -11,7 +11,11 @@ export interface RemoteResult {
  * Run `command` on the host (through the user's login shell, as `ssh host command` would), optionally
  * writing `stdin` to it — scripts and secrets go that way, never on the command line, where `ps` shows them.
  */
-export function runRemote(client: Client, command: string, options: { stdin?: string; timeoutMs?: number } = {}): Promise<RemoteResult> {
+export function runRemote(
+  client: Client,
+  command: string,
+  options: { stdin?: string; timeoutMs?: number; /** Each line of stdout and stderr as it arrives (long installs). */ onLine?: (line: string) => void } = {},
+): Promise<RemoteResult> {
   return new Promise((resolve, reject) => {
     client.exec(command, (err, channel) => {
       if (err) return reject(new Error(`could not start "${command}" on the host: ${err.message}`));
@@ -25,8 +29,9 @@ export function runRemote(client: Client, command: string, options: { stdin?: st
               channel.close();
               reject(new Error(`"${command}" did not finish within ${Math.round(options.timeoutMs! / 1000)} s on the host.`));
             }, options.timeoutMs);
-      channel.on('data', (d: Buffer) => out.push(d));
-      channel.stderr.on('data', (d: Buffer) => errOut.push(d));
+      const lines = lineSplitter(options.onLine);
+      channel.on('data', (d: Buffer) => (out.push(d), lines(d)));
+      channel.stderr.on('data', (d: Buffer) => (errOut.push(d), lines(d)));
       channel.on('exit', (c: number | null) => {
         code = typeof c === 'number' ? c : null;
       });
@@ -37,4 +42,14 @@ export function runRemote(client: Client, command: string, options: { stdin?: st
       channel.end(options.stdin ?? '');
     });
   });
+}
+
+function lineSplitter(onLine?: (line: string) => void): (d: Buffer) => void {
+  if (!onLine) return () => {};
+  let rest = '';
+  return (d) => {
+    const parts = (rest + d.toString('utf8')).split(/\r?\n/);
+    rest = parts.pop() ?? '';
+    for (const p of parts) if (p.trim()) onLine(p);
+  };
 }

@@ -1,0 +1,102 @@
+import type { Connection } from '../comm/connection.js';
+import type { Message } from '../comm/frame.js';
+import type { Hello } from '../comm/handshake.js';
+
+/** An agent process that joined the job, whatever rank it holds in the current generation. */
+export interface Member {
+  /** Join order: stable for the whole job (ranks change from one generation to the next). */
+  id: number;
+  conn: Connection;
+  host: string;
+  pid: number;
+  peerHost: string;
+  peerPort: number;
+  backend: string;
+  lastHeard: number;
+  /** Why the member is gone (its connection closed, it went silent, it was removed), or null. */
+  lost: string | null;
+  /** Receives every message of the member except heartbeats and logs. */
+  onMessage: (m: Message) => void;
+}
+
+/** "rank 2 on local-2 (pid 4711)" or "agent on local-4 (pid 4713)" outside any generation. */
+export function describeMember(m: Member, rank?: number): string {
+  return `${rank === undefined ? 'agent' : `rank ${rank}`} on ${m.host} (pid ${m.pid})`;
+}
+
+/**
+ * Everyone who joined, and who is still there. An agent is lost when its connection drops (a crash,
+ * SIGKILL) or when it stops answering — no heartbeat for `heartbeatSec` (SIGSTOP, a hung host). A
+ * silent agent is fenced: its connection is closed, so a late wake-up cannot send stale results into
+ * the job (the agent exits when it finds its coordinator gone).
+ */
+export class Membership {
+  readonly members: Member[] = [];
+  private readonly joinWaiters: Array<() => void> = [];
+  private watchdog: NodeJS.Timeout | undefined;
+  private readonly lostListeners = new Set<(member: Member, reason: string) => void>();
+  onLog: (member: Member, level: string, message: string) => void = () => {};
+
+  add(conn: Connection, hello: Hello): Member {
+    const member: Member = {
+      id: this.members.length,
+      conn,
+      host: String(hello.host),
+      pid: Number(hello.pid),
+      peerHost: String(hello.peerHost),
+      peerPort: Number(hello.peerPort),
+      backend: String(hello.backend),
+      lastHeard: Date.now(),
+      lost: null,
+      onMessage: () => {},
+    };
+    this.members.push(member);
+    conn.onMessage = (m) => {
+      member.lastHeard = Date.now();
+      if (member.lost) return;
+      if (m.header.type === 'heartbeat') return;
+      if (m.header.type === 'log') return this.onLog(member, String(m.header.level), String(m.header.message));
+      member.onMessage(m);
+    };
+    conn.onClose = (err) => this.lose(member, `disconnected: ${err.message}`);
+    this.joinWaiters.splice(0).forEach((wake) => wake());
+    return member;
+  }
+
+  alive(): Member[] {
+    return this.members.filter((m) => !m.lost);
+  }
+
+  /** Resolves once at least `count` members are alive (joiners included). */
+  async whenAlive(count: number): Promise<void> {
+    while (this.alive().length < count) await new Promise<void>((resolve) => this.joinWaiters.push(resolve));
+  }
+
+  /** Mark a member gone (once) and close its connection. */
+  lose(member: Member, reason: string): void {
+    if (member.lost) return;
+    member.lost = reason;
+    if (!member.conn.closed) member.conn.socket.destroy();
+    for (const listener of [...this.lostListeners]) listener(member, reason);
+  }
+
+  /** Call `listener` for every member lost from now on; returns the unsubscribe function. */
+  whenLost(listener: (member: Member, reason: string) => void): () => void {
+    this.lostListeners.add(listener);
+    return () => this.lostListeners.delete(listener);
+  }
+
+  watch(heartbeatSec: number): void {
+    this.watchdog = setInterval(() => {
+      for (const m of this.alive()) {
+        const silent = (Date.now() - m.lastHeard) / 1000;
+        if (silent > heartbeatSec) this.lose(m, `stopped answering: no heartbeat for ${silent.toFixed(1)} s. It was fenced out of the job`);
+      }
+    }, 250);
+    this.watchdog.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.watchdog);
+  }
+}

@@ -1,0 +1,30 @@
+import { parseArgs } from 'node:util';
+import type { CommandIo } from '../hosts/clusterCommand.js';
+import { attachJob } from '../jobs/attachJob.js';
+import { findDeployRecord } from '../jobs/deployRecord.js';
+import { launcherFor } from '../jobs/launcherFor.js';
+import { jobEventWriter, processIo } from './jobIo.js';
+
+/**
+ * `shoal attach <job> [--json] [--no-follow]`: the job's whole history, then live events until it ends.
+ * Exit 0 when it finished (or, with --no-follow, when the history was read), 1 otherwise.
+ */
+export async function runAttachCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  try {
+    const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean' }, 'no-follow': { type: 'boolean' }, verbose: { type: 'boolean' } }, allowPositionals: true });
+    if (positionals.length !== 1) throw new Error('Usage: shoal attach <job> [--json] [--no-follow]   (job ids: shoal jobs)');
+    const { record } = findDeployRecord(positionals[0]);
+    const launcher = launcherFor(record);
+    try {
+      const follow = values['no-follow'] !== true;
+      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true), { follow });
+      io.err(`job ${record.jobId}: ${result.events} events${result.live ? ' (live)' : ' (from the history on the head host)'}${result.ended ? `; ${result.ended}` : '; still running'}\n`);
+      return result.ended === 'finished' || (!follow && !result.ended) ? 0 : 1;
+    } finally {
+      launcher.close();
+    }
+  } catch (err) {
+    io.err(`shoal attach: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,79 @@
+import { parseArgs } from 'node:util';
+import { stepsPerEpoch } from '../../data/dataOrder.js';
+import { MNIST_TRAIN } from '../../data/mnistSplit.js';
+import { zooModel } from '../../model/zoo.js';
+import type { Launcher } from '../deploy/launcher.js';
+import { LocalLauncher } from '../deploy/localLauncher.js';
+import { SshLauncher } from '../deploy/sshLauncher.js';
+import type { CommandIo } from '../hosts/clusterCommand.js';
+import { resolveClusterArg } from '../hosts/clusterArg.js';
+import { connectPrompts } from '../hosts/connectPrompts.js';
+import { attachJob } from '../jobs/attachJob.js';
+import { deployJob } from '../jobs/deployJob.js';
+import { stepsFor } from '../jobs/localJob.js';
+import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
+import { buildPlan, TRAIN_OPTIONS } from './train.js';
+
+export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name> [--plan pp2-dp2 | --plan-file plan.json]
+              [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
+              [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
+                                   start a job on SSH hosts; it keeps running without this command`;
+
+const OPTIONS = {
+  ...TRAIN_OPTIONS,
+  'eval-every': { type: 'string' },
+  'trust-new': { type: 'boolean' },
+  'no-gpu': { type: 'boolean' },
+  detach: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+} as const;
+
+/**
+ * `shoal deploy`: prepare the hosts (per-host progress on stderr), start the job detached, then follow
+ * it until it ends (unless --detach). Leaving (Ctrl-C, a closed laptop) never stops the job.
+ * Exit 0 when the job finished (or started, with --detach), 1 when it failed or could not start.
+ */
+export async function runDeployCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  let launcher: Launcher | undefined;
+  try {
+    const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: false });
+    const cluster = resolveClusterArg(values.cluster);
+    const plan = buildPlan(values);
+    const model = zooModel(plan.model);
+    const steps = values.steps === undefined ? stepsFor(plan, values.epochs === undefined ? 5 : Number(values.epochs)) : Number(values.steps);
+    const evalEvery = values['eval-every'] === undefined ? stepsPerEpoch(MNIST_TRAIN, plan.globalBatch) : Number(values['eval-every']);
+    launcher =
+      cluster.kind === 'local'
+        ? new LocalLauncher()
+        : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true });
+    const width = Math.max(...launcher.targets.map((t) => t.alias.length));
+    const { record } = await deployJob({
+      launcher,
+      model,
+      plan,
+      steps,
+      evalEverySteps: evalEvery,
+      checkpointEverySteps: values['checkpoint-every'] === undefined ? undefined : Number(values['checkpoint-every']),
+      cluster: cluster.name,
+      hosts: cluster.kind === 'ssh' ? cluster.hosts : [],
+      onProgress: prepareProgress(io, width),
+    });
+    const perHost = new Map<string, number>();
+    for (const p of record.processes.filter((x) => x.role === 'agent')) perHost.set(p.target, (perHost.get(p.target) ?? 0) + 1);
+    const summary = `job ${record.jobId} started on ${cluster.name}: coordinator on ${record.head} (pid ${record.coordinator.pid}), agents ${[...perHost].map(([h, n]) => `${h}×${n}`).join(', ')}`;
+    if (values.json) io.out(JSON.stringify({ type: 'deployed', jobId: record.jobId, head: record.head, processes: record.processes }) + '\n');
+    else io.out(summary + '\n');
+    if (values.detach) {
+      io.err(`Follow it with: shoal attach ${record.jobId}   Stop it with: shoal stop ${record.jobId}\n`);
+      return 0;
+    }
+    io.err(`Following job ${record.jobId} (leaving does not stop it; shoal stop ${record.jobId} does).\n`);
+    const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true));
+    return result.ended === 'finished' ? 0 : 1;
+  } catch (err) {
+    io.err(`shoal deploy: ${(err as Error).message}\n`);
+    return (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+  } finally {
+    launcher?.close();
+  }
+}

@@ -1,0 +1,54 @@
+import { parseArgs } from 'node:util';
+import type { TargetJobState } from '../deploy/launcher.js';
+import { mapBounded } from '../deploy/ssh/mapBounded.js';
+import type { CommandIo } from '../hosts/clusterCommand.js';
+import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
+import { launcherFor } from '../jobs/launcherFor.js';
+import { processIo } from './jobIo.js';
+
+export interface JobSummary {
+  jobId: string;
+  cluster: string;
+  model: string;
+  createdAt: string;
+  state: 'running' | 'finished' | 'failed' | 'stopped' | 'unknown';
+  detail: string;
+}
+
+/** A job's state from its processes on every host: the coordinator's fate decides, agents add detail. */
+export function summarizeJob(record: DeployRecord, states: TargetJobState[]): JobSummary {
+  const base = { jobId: record.jobId, cluster: record.cluster, model: record.model, createdAt: record.createdAt };
+  const unreachable = states.filter((s) => !s.ok);
+  const head = states.find((s) => s.target === record.head);
+  const coordinator = head?.processes.find((p) => p.name === 'coordinator');
+  const agents = states.flatMap((s) => s.processes.filter((p) => p.name.startsWith('agent-')));
+  const note = unreachable.length ? `; unreachable: ${unreachable.map((u) => u.error).join('; ')}` : '';
+  if (!head?.ok) return { ...base, state: 'unknown', detail: `head host ${record.head} unreachable${note}` };
+  if (coordinator?.alive) return { ...base, state: 'running', detail: `${agents.filter((a) => a.alive).length} of ${record.processes.length - 1} agents alive${note}` };
+  if (!head.present) return { ...base, state: 'stopped', detail: `temporary files removed${note}` };
+  if (coordinator?.exitCode === 0) return { ...base, state: 'finished', detail: `coordinator exited 0${note}` };
+  return { ...base, state: 'failed', detail: `coordinator ${coordinator?.exitCode === undefined ? 'gone without an exit code' : `exited ${coordinator.exitCode}`}${note}` };
+}
+
+/** `shoal jobs [--json]`: every deployed job this machine knows, with its state asked of its hosts. */
+export async function runJobsCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  try {
+    const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: false });
+    const records = listDeployRecords();
+    const summaries = await mapBounded(records, 4, async ({ record }) => {
+      const launcher = launcherFor(record);
+      try {
+        return summarizeJob(record, await launcher.status(record.jobId));
+      } finally {
+        launcher.close();
+      }
+    });
+    if (values.json) io.out(JSON.stringify(summaries, null, 2) + '\n');
+    else if (summaries.length === 0) io.out('No deployed jobs. Start one with: shoal deploy --cluster <name> --model mlp --plan pp2-dp2\n');
+    else for (const s of summaries) io.out(`${s.jobId}  ${s.state.padEnd(8)}  ${s.cluster}  ${s.model}  ${s.createdAt}  ${s.detail}\n`);
+    return 0;
+  } catch (err) {
+    io.err(`shoal jobs: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

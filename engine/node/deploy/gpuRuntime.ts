@@ -1,0 +1,56 @@
+import type { Client } from 'ssh2';
+import type { ProbeFacts } from './ssh/preflightProbe.js';
+import { runRemote } from './ssh/exec.js';
+
+/** The native GPU backend agents load when it is installed; the same version as the bundled tfjs-core. */
+export const GPU_PACKAGE = '@tensorflow/tfjs-node-gpu';
+export const TFJS_VERSION = '4.22.0';
+/**
+ * Shared by every agent build on the host: agents live in ~/.shoal/agent/<hash>/, and Node's module
+ * resolution walks up to ~/.shoal/node_modules, so the package is installed once, not per upload.
+ */
+export const GPU_RUNTIME_DIR = '.shoal';
+
+export type GpuRuntimeDecision = { install: false; reason: string } | { install: true; gpus: string };
+
+/** Install the native GPU backend only where preflight found working GPUs, and not when told not to. */
+export function decideGpuRuntime(facts: ProbeFacts, noGpu: boolean): GpuRuntimeDecision {
+  if (facts.gpus.length === 0) return { install: false, reason: facts.gpuError ? `nvidia-smi failed (${facts.gpuError}); agents use wasm` : 'no GPU; agents use wasm' };
+  if (noGpu) return { install: false, reason: `${facts.gpus.length} GPU(s), but --no-gpu: agents use wasm` };
+  return { install: true, gpus: facts.gpus.map((g) => g.name).join(', ') };
+}
+
+const CHECK = `[ -f "$HOME/${GPU_RUNTIME_DIR}/node_modules/${GPU_PACKAGE}/package.json" ] && grep -q '"version": *"${TFJS_VERSION}"' "$HOME/${GPU_RUNTIME_DIR}/node_modules/${GPU_PACKAGE}/package.json" && echo present\n`;
+
+const INSTALL = [
+  'command -v npm >/dev/null 2>&1 || { echo "SHOAL_NO_NPM"; exit 41; }',
+  `mkdir -p "$HOME/${GPU_RUNTIME_DIR}" && cd "$HOME/${GPU_RUNTIME_DIR}"`,
+  `[ -f package.json ] || echo '{ "private": true, "description": "Shoal agents: native TensorFlow backends" }' > package.json`,
+  `npm install --no-audit --no-fund --no-update-notifier ${GPU_PACKAGE}@${TFJS_VERSION} 2>&1`,
+  '',
+].join('\n');
+
+/** Install the package into the host's shared cache unless it is there; npm's output becomes progress. */
+export async function ensureGpuRuntime(client: Client, where: string, onProgress: (detail: string) => void): Promise<'present' | 'installed'> {
+  const check = await runRemote(client, 'sh -s', { stdin: CHECK, timeoutMs: 30_000 });
+  if (/^present$/m.test(check.stdout)) return 'present';
+  onProgress(`installing ${GPU_PACKAGE}@${TFJS_VERSION} into ~/${GPU_RUNTIME_DIR}/node_modules (once per host)`);
+  const run = await runRemote(client, 'sh -s', { stdin: INSTALL, timeoutMs: 20 * 60_000, onLine: (line) => onProgress(`npm: ${line.slice(0, 200)}`) });
+  if (run.code !== 0) throw new Error(explainInstallFailure(where, run.code, run.stdout + run.stderr));
+  return 'installed';
+}
+
+/** What went wrong with `npm install` on the host, in words that say what to do. */
+export function explainInstallFailure(where: string, code: number | null, output: string): string {
+  const manual = `install it by hand on that host (cd ~/${GPU_RUNTIME_DIR} && npm install ${GPU_PACKAGE}@${TFJS_VERSION}), or deploy with --no-gpu to train on wasm there`;
+  if (output.includes('SHOAL_NO_NPM')) return `${where} has GPUs but no npm on the PATH of SSH sessions, so ${GPU_PACKAGE} cannot be installed: install npm (it comes with Node), or ${manual}.`;
+  const tail = output.trim().split('\n').slice(-6).join(' | ').slice(0, 600);
+  if (/libtensorflow|storage\.googleapis\.com/i.test(output) && /ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|403|404/.test(output))
+    return `${where} installed ${GPU_PACKAGE} from the npm registry but could not download libtensorflow (storage.googleapis.com): allow that host HTTPS access to it, or ${manual}. npm said: ${tail}`;
+  const network = /\b(ENOTFOUND|EAI_AGAIN|ECONNREFUSED|ETIMEDOUT|ECONNRESET|ENETUNREACH|EHOSTUNREACH|ERR_SOCKET_TIMEOUT|CERT_\w+|SELF_SIGNED_CERT\w*)\b/.exec(output);
+  if (network) {
+    const registry = /(https?:\/\/[^\s/]+)/.exec(output)?.[1] ?? 'the npm registry';
+    return `${where} cannot reach ${registry} (${network[1]}) to install ${GPU_PACKAGE}: give that host access to the registry (or set npm's registry/proxy for that user with npm config set registry|proxy|https-proxy), or ${manual}.`;
+  }
+  return `npm install ${GPU_PACKAGE}@${TFJS_VERSION} failed on ${where} (exit ${code}): ${tail}. Fix the cause, or ${manual}.`;
+}

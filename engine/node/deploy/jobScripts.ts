@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import type { ProcessSpec, ProcessState } from './launcher.js';
+import { assertPlainName, shQuote } from './shellQuote.js';
+
+/**
+ * POSIX sh scripts that start, inspect and stop a job's processes on a host. Every launcher runs the
+ * same scripts (locally with `sh -s`, over SSH, or — for Slurm — through `srun … sh -s`), so what a job
+ * leaves on a host is the same everywhere:
+ *
+ *   ~/.shoal/jobs/<id>/   temporary: <name>.config (the secret, mode 600), <name>.pid, <name>.exit
+ *   ~/.shoal/runs/<id>/   kept: <name>.log, events.jsonl, checkpoints/, profile.json
+ *
+ * Scripts travel on the shell's standard input, never as arguments, because the coordinator's and
+ * agents' configurations inside them carry the job secret.
+ */
+
+const dirs = (jobId: string) => {
+  assertPlainName(jobId, 'Job id');
+  return `J="$HOME/.shoal/jobs/${jobId}"; R="$HOME/.shoal/runs/${jobId}"`;
+};
+
+/**
+ * Start `node <bundle> <role>` detached (setsid: its own session, so the end of the SSH session or of
+ * the studio sends it no SIGHUP), its configuration written to a mode-600 file it reads as stdin; the
+ * file is removed when the process ends. Prints `pid N`, and for the coordinator `port N` once it listens.
+ * `bundle` is absolute or relative to $HOME; `env` values are shell words evaluated after `$B` (the
+ * bundle's path) is set, e.g. `"$(dirname "$B")/mnist"`.
+ */
+export function startScript(spec: ProcessSpec, bundle: string, env: Record<string, string> = {}): string {
+  const name = assertPlainName(spec.name, 'Process name');
+  // A terminator the JSON cannot contain as a line of its own (the JSON is one line starting with `{`).
+  const eof = `SHOAL_CONFIG_${randomBytes(8).toString('hex')}`;
+  const exports = Object.entries(env).map(([k, v]) => `export ${k}=${v}`);
+  const lines = [
+    'set -e',
+    'umask 077',
+    dirs(spec.jobId),
+    'mkdir -p "$J" "$R"',
+    `B=${shQuote(bundle)}; case "$B" in /*) ;; *) B="$HOME/$B" ;; esac`,
+    `[ -f "$B" ] || { echo "the agent bundle $B is missing on this host; deploy again to upload it" >&2; exit 3; }`,
+    'command -v node >/dev/null 2>&1 || { echo "node is not on the PATH of non-interactive sessions on this host (need Node >= 20)" >&2; exit 3; }',
+    `rm -f "$J/${name}.pid" "$J/${name}.exit"`,
+    `cat > "$J/${name}.config" <<'${eof}'`,
+    JSON.stringify(spec.config),
+    eof,
+    'cd "$R"',
+    ...exports,
+    'if command -v setsid >/dev/null 2>&1; then DETACH=setsid; else DETACH=nohup; fi',
+    // $1 jobs dir, $2 name, $3 bundle, $4 role, $5 run dir. `echo $$` records the session leader, whose
+    // process group holds everything the job started on this host (stop kills the group).
+    `$DETACH sh -c 'echo $$ > "$1/$2.pid"; node "$3" "$4" < "$1/$2.config" > "$1/$2.out" 2>> "$5/$2.log"; echo $? > "$1/$2.exit"; rm -f "$1/$2.config"' ` +
+      `sh "$J" ${shQuote(name)} "$B" ${shQuote(spec.role)} "$R" < /dev/null > /dev/null 2>&1 &`,
+    `i=0; while [ ! -s "$J/${name}.pid" ]; do i=$((i+1)); [ $i -le 400 ] || { echo "the process did not start within 20 s" >&2; exit 4; }; sleep 0.05; done`,
+    `echo "pid $(cat "$J/${name}.pid")"`,
+  ];
+  if (spec.role === 'coordinator') {
+    lines.push(
+      `i=0; while ! grep -q '"listening"' "$J/${name}.out" 2>/dev/null; do`,
+      `  if [ -f "$J/${name}.exit" ]; then echo "the coordinator exited with code $(cat "$J/${name}.exit") before listening; the end of $R/${name}.log:" >&2; tail -n 20 "$R/${name}.log" >&2; exit 5; fi`,
+      `  i=$((i+1)); [ $i -le 1200 ] || { echo "the coordinator did not listen within 60 s; see $R/${name}.log" >&2; exit 5; }; sleep 0.05`,
+      'done',
+      `sed -n 's/.*"listening":\\([0-9][0-9]*\\).*/port \\1/p' "$J/${name}.out" | head -n 1`,
+    );
+  }
+  return lines.join('\n') + '\n';
+}
+
+/** `pid N` and `port N` from startScript's output. */
+export function parseStartOutput(stdout: string): { pid?: number; port?: number } {
+  const pid = /^pid (\d+)$/m.exec(stdout)?.[1];
+  const port = /^port (\d+)$/m.exec(stdout)?.[1];
+  return { ...(pid ? { pid: Number(pid) } : {}), ...(port ? { port: Number(port) } : {}) };
+}
+
+/** One line per process of the job on this host: `proc <name> <pid> alive|dead [exit code]`, and `present`. */
+export function statusScript(jobId: string): string {
+  return [
+    dirs(jobId),
+    '[ -d "$J" ] && echo present',
+    'for f in "$J"/*.pid; do',
+    '  [ -f "$f" ] || continue',
+    '  n=$(basename "$f" .pid); p=$(cat "$f")',
+    '  if kill -0 "$p" 2>/dev/null; then s=alive; else s=dead; fi',
+    '  echo "proc $n $p $s $(cat "$J/$n.exit" 2>/dev/null)"',
+    'done',
+    '',
+  ].join('\n');
+}
+
+export function parseStatusOutput(stdout: string): { present: boolean; processes: ProcessState[] } {
+  const processes: ProcessState[] = [];
+  for (const m of stdout.matchAll(/^proc (\S+) (\d+) (alive|dead) ?(\d*)$/gm)) {
+    processes.push({ name: m[1], pid: Number(m[2]), alive: m[3] === 'alive', ...(m[4] ? { exitCode: Number(m[4]) } : {}) });
+  }
+  return { present: /^present$/m.test(stdout), processes };
+}
+
+/**
+ * SIGTERM to each process group of the job, SIGKILL to what is left after 3 s (a stopped process
+ * ignores TERM), then remove the temporary folder (configurations with the secret, pid files). The run
+ * folder stays: it holds the logs, the event history and the checkpoints. On the head host, a
+ * `stopped` status is appended to the event history so that a later attach shows how the job ended.
+ */
+export function stopScript(jobId: string, markStopped: boolean): string {
+  // printf's %s takes `date +%s`: the time in ms, as every event carries it.
+  const stopped = JSON.stringify({ type: 'status', state: 'stopped', message: 'stopped with shoal stop', time: 0 }).replace('"time":0', '"time":%s000');
+  return [
+    dirs(jobId),
+    '[ -d "$J" ] || { echo "absent"; exit 0; }',
+    'pids=""; for f in "$J"/*.pid; do [ -f "$f" ] && pids="$pids $(cat "$f")"; done',
+    'alive() { for p in $pids; do { kill -0 "-$p" || kill -0 "$p"; } 2>/dev/null && return 0; done; return 1; }',
+    'was=no; alive && was=yes',
+    // The leader's group when it is a session leader (setsid); the leader itself otherwise (nohup).
+    // `kill -TERM -PGID`, not `kill -TERM -- -PGID`: dash's kill takes no `--`.
+    'for p in $pids; do kill -TERM "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done',
+    'i=0; while alive && [ $i -lt 60 ]; do i=$((i+1)); sleep 0.05; done',
+    'for p in $pids; do kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done',
+    ...(markStopped ? [`if [ "$was" = yes ] && [ -f "$R/events.jsonl" ]; then printf '${stopped}\\n' "$(date +%s)" >> "$R/events.jsonl"; fi`] : []),
+    'rm -rf "$J"',
+    'echo "stopped $was"',
+    '',
+  ].join('\n');
+}
+
+/** `cat` one file of the job; exit 44 when it does not exist. */
+export function readScript(jobId: string, where: 'run' | 'temp', file: string): string {
+  assertPlainName(file, 'File name');
+  return [dirs(jobId), `F="$${where === 'run' ? 'R' : 'J'}/${file}"`, '[ -f "$F" ] || exit 44', 'cat "$F"', ''].join('\n');
+}

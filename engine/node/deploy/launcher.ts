@@ -1,0 +1,93 @@
+/**
+ * How a job's processes get onto machines. `deployJob` (engine/node/jobs/deployJob.ts) only talks to
+ * this interface, so a new way to reach machines is one new class: LocalLauncher (this machine),
+ * SshLauncher (hosts over SSH), and — described in the README — a Slurm launcher that runs the same
+ * start scripts through `srun` on a login node.
+ */
+
+/** A machine processes can be placed on. */
+export interface LaunchTarget {
+  /** The name the user knows it by; it appears in logs, records and errors. */
+  alias: string;
+  /** The address other machines of the job use to reach it (agents bind their peer port there). */
+  peerAddress: string;
+}
+
+/** One step of getting a target ready, for per-host progress lines. */
+export interface PrepareEvent {
+  target: string;
+  step: 'connect' | 'upload' | 'gpu-runtime' | 'ready';
+  status: 'running' | 'ok' | 'skipped' | 'fail' | 'progress';
+  detail: string;
+}
+
+/** What happened on one target; one target's failure is reported here, never thrown. */
+export interface TargetOutcome {
+  target: string;
+  ok: boolean;
+  /** What failed, where, and what to do about it. */
+  error?: string;
+}
+
+export interface PreparedTarget extends TargetOutcome {
+  /** The agent bundle as the target's shell sees it: absolute, or relative to the target's $HOME. */
+  bundle?: string;
+}
+
+/** A process to start, detached, on a target. */
+export interface ProcessSpec {
+  jobId: string;
+  role: 'coordinator' | 'agent';
+  /** Unique within the job: `coordinator`, `agent-0` …; names its pid, log and config files. */
+  name: string;
+  /** Carries the job secret: it must reach the process through stdin or a mode-600 file only. */
+  config: Record<string, unknown>;
+}
+
+export interface StartedProcess {
+  target: string;
+  name: string;
+  role: ProcessSpec['role'];
+  pid: number;
+  /** The coordinator's listening port. */
+  port?: number;
+}
+
+export interface ProcessState {
+  name: string;
+  pid: number;
+  alive: boolean;
+  exitCode?: number;
+}
+
+export interface TargetJobState extends TargetOutcome {
+  processes: ProcessState[];
+  /** The job's temporary folder is still there (it is removed by stop). */
+  present: boolean;
+}
+
+/** A local TCP port that leads to an address as seen from a target (the coordinator, via SSH). */
+export interface Forward {
+  host: string;
+  port: number;
+  close(): void;
+}
+
+export interface Launcher {
+  readonly kind: 'local' | 'ssh';
+  /** Where processes may run; the first is the head (it runs the coordinator). */
+  readonly targets: readonly LaunchTarget[];
+  /** Connect to every target and make the agent runnable there, in parallel with a bound. */
+  prepare(onProgress?: (e: PrepareEvent) => void): Promise<PreparedTarget[]>;
+  /** Start one detached process: it survives this launcher, the SSH session and the studio. */
+  start(target: string, spec: ProcessSpec): Promise<StartedProcess>;
+  /** Reach `host:port` as the target sees it (the coordinator binds to the head host only). */
+  forward(target: string, host: string, port: number): Promise<Forward>;
+  /** A file of the job on the target: `run` files are kept (events, logs), `temp` ones go with stop. */
+  readJobFile(target: string, jobId: string, where: 'run' | 'temp', file: string): Promise<string | undefined>;
+  /** Which of the job's processes are alive, per target. */
+  status(jobId: string): Promise<TargetJobState[]>;
+  /** Kill the job's processes on every target and remove its temporary files. */
+  stop(jobId: string): Promise<TargetOutcome[]>;
+  close(): void;
+}

@@ -1,0 +1,101 @@
+import { JobEventSchema, type JobEvent } from '../../protocol/events.js';
+import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import type { Launcher } from '../deploy/launcher.js';
+import type { DeployRecord } from './deployRecord.js';
+
+export interface AttachResult {
+  /** Whether the coordinator was running and the events came live (else from the head host's history file). */
+  live: boolean;
+  /** How the job ended, if it has: `finished`, `failed` or `stopped`. */
+  ended?: 'finished' | 'failed' | 'stopped';
+  events: number;
+}
+
+/**
+ * Follow a deployed job from its first event: while the coordinator runs, through a forward to it on
+ * the head host (it replays its whole history to a new studio, then streams); once it has exited, from
+ * the history it left in ~/.shoal/runs/<id>/events.jsonl. Resolves when the job has ended, or — with
+ * `follow: false` — once the history so far has been delivered.
+ */
+export async function attachJob(launcher: Launcher, record: DeployRecord, onEvent: (e: JobEvent) => void, options: { follow?: boolean } = {}): Promise<AttachResult> {
+  const follow = options.follow ?? true;
+  let delivered = 0;
+  let ended: AttachResult['ended'];
+  const deliver = (event: JobEvent) => {
+    delivered++;
+    if (event.type === 'final') ended = 'finished';
+    if (event.type === 'status' && (event.state === 'failed' || event.state === 'stopped')) ended = event.state;
+    onEvent(event);
+  };
+
+  const [headState] = (await launcher.status(record.jobId)).filter((s) => s.target === record.head);
+  const coordinatorAlive = headState?.processes.some((p) => p.name === 'coordinator' && p.alive) ?? false;
+  if (headState && !headState.ok) throw new Error(`Cannot reach the head host of job ${record.jobId}: ${headState.error}`);
+  let liveError: Error | undefined;
+  if (coordinatorAlive) {
+    try {
+      await followLive(launcher, record, deliver, follow, () => ended !== undefined);
+      if (ended || !follow) return { live: true, events: delivered, ...(ended ? { ended } : {}) };
+    } catch (err) {
+      // The coordinator may have exited between the check and the connection: its history is on disk.
+      liveError = err as Error;
+    }
+  }
+  // From the history file, skipping what already came live.
+  const text = await launcher.readJobFile(record.head, record.jobId, 'run', 'events.jsonl');
+  if (text === undefined && liveError) throw liveError;
+  if (text === undefined) throw new Error(`Job ${record.jobId} has no event history on ${record.head} (~/.shoal/runs/${record.jobId}/events.jsonl): its coordinator may not have started. Look at ~/.shoal/runs/${record.jobId}/coordinator.log there.`);
+  const lines = text.split('\n').filter((l) => l.trim());
+  for (const line of lines.slice(delivered)) {
+    const parsed = JobEventSchema.safeParse(safeJson(line));
+    if (parsed.success) deliver(parsed.data);
+  }
+  return { live: coordinatorAlive, events: delivered, ...(ended ? { ended } : {}) };
+}
+
+async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e: JobEvent) => void, follow: boolean, hasEnded: () => boolean): Promise<void> {
+  // The secret lives on the head host (mode 600) while the coordinator runs; it is read over SSH, used
+  // for the handshake and kept in memory only.
+  const config = await launcher.readJobFile(record.head, record.jobId, 'temp', 'coordinator.config');
+  if (config === undefined) throw new Error(`the coordinator of ${record.jobId} has no config file left on ${record.head}`);
+  const secret = String((JSON.parse(config) as { secret?: unknown }).secret ?? '');
+  const forward = await launcher.forward(record.head, record.coordinator.listenHost, record.coordinator.port);
+  try {
+    const conn = await connectAuthenticated(forward.host, forward.port, secret, { role: 'studio', since: 0 });
+    await new Promise<void>((resolve) => {
+      let quiet: NodeJS.Timeout | undefined;
+      const done = () => {
+        clearTimeout(quiet);
+        conn.close();
+        resolve();
+      };
+      // Without follow, stop once the replay has gone quiet: the history so far has arrived.
+      const rearm = () => {
+        if (follow) return;
+        clearTimeout(quiet);
+        quiet = setTimeout(done, 300);
+      };
+      rearm();
+      conn.onMessage = (m) => {
+        if (m.header.type !== 'event') return;
+        deliver(m.header.event as JobEvent);
+        if (hasEnded()) done();
+        else rearm();
+      };
+      conn.onClose = () => {
+        clearTimeout(quiet);
+        resolve();
+      };
+    });
+  } finally {
+    forward.close();
+  }
+}
+
+function safeJson(line: string): unknown {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return null;
+  }
+}

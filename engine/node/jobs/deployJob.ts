@@ -1,0 +1,146 @@
+import { randomBytes } from 'node:crypto';
+import { localClusterSpec } from '../../cluster/cluster.js';
+import type { ModelGraph } from '../../model/graph.js';
+import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import { executionSupport } from '../../plan/executionSupport.js';
+import { agentsNeeded, type Plan } from '../../plan/plan.js';
+import { validatePlan } from '../../plan/validate.js';
+import type { SshHost } from '../hosts/host.js';
+import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProcess } from '../deploy/launcher.js';
+import { mapBounded } from '../deploy/ssh/mapBounded.js';
+import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
+import { createRunDir } from './runStore.js';
+
+export interface DeployOptions {
+  launcher: Launcher;
+  model: ModelGraph;
+  plan: Plan;
+  steps: number;
+  evalEverySteps: number;
+  checkpointEverySteps?: number;
+  /** The cluster as the user named it, and its hosts, for the job record. */
+  cluster: string;
+  hosts: SshHost[];
+  onProgress?: (e: PrepareEvent) => void;
+}
+
+export interface DeployedJob {
+  record: DeployRecord;
+  runDir: string;
+}
+
+/** Some hosts could not be prepared; `prepared` says, per host, what happened. */
+export class DeployError extends Error {
+  constructor(
+    message: string,
+    readonly prepared: PreparedTarget[] = [],
+  ) {
+    super(message);
+    this.name = 'DeployError';
+  }
+}
+
+export function newJobId(): string {
+  return `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+}
+
+/** Agents go round-robin over the hosts, head first, so every host of the cluster takes part. */
+export function placeAgents(targets: readonly LaunchTarget[], agents: number): LaunchTarget[] {
+  return Array.from({ length: agents }, (_, i) => targets[i % targets.length]);
+}
+
+/**
+ * Deploy a job: prepare every host (in parallel; each host's failure is reported for that host), start
+ * the coordinator on the head host and the agents on every host, detached, and record the job here
+ * (deploy.json) and there (~/.shoal/jobs/<id>/, pid files). Returns once every process has started;
+ * training goes on without this process (see attachJob to follow it).
+ */
+export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
+  const { launcher, model, plan } = o;
+  const agents = agentsNeeded(plan);
+  const diagnostics = [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan, model)];
+  if (hasErrors(diagnostics)) throw new DeployError(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
+
+  const prepared = await launcher.prepare(o.onProgress);
+  const failed = prepared.filter((p) => !p.ok);
+  if (failed.length > 0) {
+    const ready = prepared.filter((p) => p.ok).map((p) => p.target);
+    throw new DeployError(
+      `${failed.length} of ${prepared.length} hosts are not ready, so the job was not started:\n` +
+        failed.map((f) => `  ✗ ${f.error}`).join('\n') +
+        (ready.length ? `\nReady: ${ready.join(', ')} (their agent upload is kept; a new deploy will not repeat it).` : '') +
+        `\nFix the hosts above (shoal cluster test shows details), or deploy to a cluster without them.`,
+      prepared,
+    );
+  }
+
+  const jobId = newJobId();
+  const createdAt = new Date().toISOString();
+  const secret = randomBytes(32).toString('hex');
+  const head = launcher.targets[0];
+  const placement = placeAgents(launcher.targets, agents);
+  // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
+  // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
+  const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
+  const runDir = createRunDir({ jobId, createdAt, model: model.name, plan, agents, steps: o.steps });
+
+  const coordinator = await launcher.start(head.alias, {
+    jobId,
+    role: 'coordinator',
+    name: 'coordinator',
+    config: {
+      secret,
+      jobId,
+      plan,
+      model,
+      agents,
+      steps: o.steps,
+      evalEverySteps: o.evalEverySteps,
+      checkpointEverySteps: o.checkpointEverySteps,
+      // Relative to the job's run folder on the head host (~/.shoal/runs/<id>), the process's cwd.
+      checkpointDir: 'checkpoints',
+      profilePath: 'profile.json',
+      eventLogPath: 'events.jsonl',
+      listenHost,
+    },
+  });
+  const record: DeployRecord = {
+    version: 1,
+    jobId,
+    createdAt,
+    launcher: launcher.kind,
+    cluster: o.cluster,
+    hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
+    head: head.alias,
+    model: model.name,
+    steps: o.steps,
+    coordinator: { listenHost, port: coordinator.port!, pid: coordinator.pid },
+    processes: [coordinator],
+  };
+  // Recorded before the agents start, so that `shoal stop` can clean up whatever happens next.
+  writeDeployRecord(runDir, record);
+
+  const started = await mapBounded(placement, 8, async (target, i): Promise<StartedProcess | Error> =>
+    launcher
+      .start(target.alias, {
+        jobId,
+        role: 'agent',
+        name: `agent-${i}`,
+        config: { secret, coordinator: { host: listenHost, port: coordinator.port }, bindHost: target.peerAddress, hostLabel: target.alias },
+      })
+      .catch((err: Error) => err),
+  );
+  record.processes.push(...started.filter((s): s is StartedProcess => !(s instanceof Error)));
+  writeDeployRecord(runDir, record);
+  const errors = started.filter((s): s is Error => s instanceof Error);
+  if (errors.length > 0) {
+    const stopped = await launcher.stop(jobId);
+    const leftovers = stopped.filter((s) => !s.ok).map((s) => s.error);
+    throw new DeployError(
+      `${errors.length} of ${placement.length} agents did not start, so job ${jobId} was stopped:\n` +
+        errors.map((e) => `  ✗ ${e.message}`).join('\n') +
+        (leftovers.length ? `\nCleaning up also failed:\n  ${leftovers.join('\n  ')}\nRun shoal stop ${jobId} once the hosts are reachable.` : ''),
+    );
+  }
+  return { record, runDir };
+}

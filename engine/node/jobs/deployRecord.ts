@@ -1,0 +1,64 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { SshHost } from '../hosts/host.js';
+import { writeFileAtomic } from '../hosts/atomicWrite.js';
+import type { StartedProcess } from '../deploy/launcher.js';
+import { runsRoot } from './runStore.js';
+
+/**
+ * What this machine remembers of a deployed job, in its run folder as deploy.json (beside job.json):
+ * enough to find its processes again after the studio or the CLI restarts. Never the secret — that
+ * stays on the head host in a mode-600 file for as long as the coordinator runs.
+ */
+export interface DeployRecord {
+  version: 1;
+  jobId: string;
+  createdAt: string;
+  launcher: 'local' | 'ssh';
+  /** The cluster as the user named it (a stored name or a file). */
+  cluster: string;
+  /** The hosts the job runs on, head first, as they were when deployed (empty for local). */
+  hosts: SshHost[];
+  head: string;
+  model: string;
+  steps: number;
+  /** Where the coordinator listens, as the head host sees it. */
+  coordinator: { listenHost: string; port: number; pid: number };
+  processes: StartedProcess[];
+}
+
+export const DEPLOY_RECORD = 'deploy.json';
+
+export function writeDeployRecord(runDir: string, record: DeployRecord): void {
+  writeFileAtomic(join(runDir, DEPLOY_RECORD), JSON.stringify(record, null, 2) + '\n');
+}
+
+/** Every deployed job this machine knows, newest first. */
+export function listDeployRecords(): Array<{ record: DeployRecord; runDir: string }> {
+  const root = runsRoot();
+  if (!existsSync(root)) return [];
+  const found: Array<{ record: DeployRecord; runDir: string }> = [];
+  for (const name of readdirSync(root)) {
+    const file = join(root, name, DEPLOY_RECORD);
+    if (!existsSync(file)) continue;
+    try {
+      found.push({ record: JSON.parse(readFileSync(file, 'utf8')) as DeployRecord, runDir: join(root, name) });
+    } catch {
+      // A half-written or hand-edited record must not hide the others; it is named when asked for.
+    }
+  }
+  return found.sort((a, b) => b.record.createdAt.localeCompare(a.record.createdAt));
+}
+
+/** The job with this id, or the one job whose id starts with it. Errors list what there is. */
+export function findDeployRecord(id: string): { record: DeployRecord; runDir: string } {
+  const all = listDeployRecords();
+  const exact = all.find((r) => r.record.jobId === id);
+  if (exact) return exact;
+  const matches = all.filter((r) => r.record.jobId.startsWith(id));
+  if (matches.length === 1) return matches[0];
+  if (matches.length > 1) throw new Error(`"${id}" matches ${matches.length} jobs (${matches.map((m) => m.record.jobId).join(', ')}); give more of the id.`);
+  const file = join(runsRoot(), id, DEPLOY_RECORD);
+  if (existsSync(file)) throw new Error(`${file} cannot be read as a job record; it may be damaged.`);
+  throw new Error(`No deployed job "${id}" in ${runsRoot()}. ${all.length ? `Jobs: ${all.slice(0, 5).map((r) => r.record.jobId).join(', ')}${all.length > 5 ? ' …' : ''}.` : 'Deploy one with shoal deploy.'} See them with: shoal jobs`);
+}

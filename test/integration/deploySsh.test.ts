@@ -1,0 +1,206 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { JobEvent } from '../../engine/protocol/events.js';
+import { runAttachCommand } from '../../engine/node/commands/attach.js';
+import { runDeployCommand } from '../../engine/node/commands/deploy.js';
+import { runJobsCommand, type JobSummary } from '../../engine/node/commands/jobs.js';
+import { runStopCommand } from '../../engine/node/commands/stop.js';
+import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
+import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
+import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
+import type { SshHost } from '../../engine/node/hosts/host.js';
+import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
+import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+
+/**
+ * `shoal deploy|jobs|attach|stop` against three real OpenSSH servers on 127.0.0.2–4, each with its own
+ * host key and its own $HOME (so each "host" has its own ~/.shoal). Host-key, wrong-key and jump-host
+ * cases live in sshHostKeys, sshConnect and sshJumpAndMany; this file is about jobs.
+ */
+
+let env: ReturnType<typeof useTempHome>;
+let key: UserKey;
+let servers: PrivateSshd[];
+let homes: string[];
+const aliases = ['h2', 'h3', 'h4'];
+
+beforeAll(async () => {
+  env = useTempHome();
+  process.env.SHOAL_DATA_DIR = join(env.home, 'data');
+  key = makeUserKey(join(env.home, 'keys'), 'id_deploy');
+  homes = aliases.map((a) => mkdtempSync(join(tmpdir(), `shoal-host-${a}-`)));
+  servers = await Promise.all([2, 3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
+  saveClusterHosts('lab', servers.map((s, i) => hostOf(s, aliases[i])));
+});
+
+afterAll(async () => {
+  // Whatever a failed test left running is stopped through the same path users take.
+  for (const { record } of listDeployRecords()) {
+    const launcher = launcherFor(record);
+    await launcher.stop(record.jobId).catch(() => {});
+    launcher.close();
+  }
+  await stopAllSshd();
+  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  delete process.env.SHOAL_DATA_DIR;
+  env?.restore();
+});
+
+const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump: [] });
+
+async function run(command: (args: string[], io: CommandIo) => Promise<number>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = '';
+  let err = '';
+  const code = await command(args, { out: (t) => (out += t), err: (t) => (err += t), interactive: false });
+  return { code, out, err };
+}
+
+const jsonLines = <T>(text: string): T[] => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as T);
+/** Any live process in the process group `pgid` (a job's process and what it started share one). */
+function groupAlive(pgid: number): boolean {
+  for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(pgrp) === pgid && state !== 'Z') return true;
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return false;
+}
+
+/** Poll `shoal jobs` until the job reaches `state` (bounded by attempts, not by time). */
+async function untilState(id: string, state: JobSummary['state']): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+    if (jobs.find((j) => j.jobId === id)?.state === state) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`job ${id} never became ${state}`);
+}
+
+describe('shoal deploy over SSH', () => {
+  let jobId: string;
+
+  test('pp2 × dp2 on three hosts: detached processes, the secret only in a mode-600 file, attach back-fills, MNIST ≥ 90 %', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'lab', '--model', 'mlp', '--plan', 'pp2-dp2', '--steps', '150', '--eval-every', '150', '--trust-new', '--detach', '--json');
+    expect(d.err).not.toContain('shoal deploy:');
+    expect(d.code).toBe(0);
+    const deployed = jsonLines<{ type: string; jobId: string; processes: StartedProcess[] }>(d.out).find((e) => e.type === 'deployed')!;
+    jobId = deployed.jobId;
+    for (const a of aliases) expect(d.err).toMatch(new RegExp(`^${a}\\s+upload\\s+ok\\s+uploaded to ~/\\.shoal/agent/`, 'm'));
+    // Round-robin from the head: h2 holds the coordinator and two agents, h3 and h4 one agent each.
+    expect(deployed.processes.map((p) => `${p.target}:${p.name}`)).toEqual(['h2:coordinator', 'h2:agent-0', 'h3:agent-1', 'h4:agent-2', 'h2:agent-3']);
+
+    const config = join(homes[0], '.shoal', 'jobs', jobId, 'coordinator.config');
+    expect(statSync(config).mode & 0o777).toBe(0o600);
+    const secret = (JSON.parse(readFileSync(config, 'utf8')) as { secret: string }).secret;
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+    // No process on this machine has the secret on its command line or in its environment.
+    for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+      for (const file of ['cmdline', 'environ']) {
+        let text = '';
+        try {
+          text = readFileSync(`/proc/${pid}/${file}`, 'latin1');
+        } catch {
+          continue; // exited meanwhile, or not ours
+        }
+        expect(text.includes(secret), `/proc/${pid}/${file}`).toBe(false);
+      }
+    }
+    for (const p of deployed.processes) expect(groupAlive(p.pid), `${p.name} on ${p.target}`).toBe(true);
+
+    // The deploying command is gone (its SSH sessions closed); attaching replays the whole history.
+    const a = await run(runAttachCommand, jobId, '--json');
+    expect(a.err).toContain('(live)');
+    expect(a.code).toBe(0);
+    const events = jsonLines<JobEvent>(a.out);
+    expect(events.filter((e) => e.type === 'step').map((e) => (e as { step: number }).step)).toEqual(Array.from({ length: 150 }, (_, i) => i));
+    expect(new Set(events.filter((e) => e.type === 'agent').map((e) => (e as { host: string }).host))).toEqual(new Set(aliases));
+    const final = events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>;
+    expect(final.testAccuracy).toBeGreaterThanOrEqual(0.9);
+    // Every line of the coordinator's log names its host (and rank, for agents' lines).
+    const coordinatorLog = readFileSync(join(homes[0], '.shoal', 'runs', jobId, 'coordinator.log'), 'utf8').trim().split('\n');
+    for (const line of coordinatorLog) expect(line).toMatch(/^\[(coordinator|h[234])( rank \d+)?\] /);
+
+    // Once the coordinator has exited, the history comes from the file it kept on the head host.
+    await untilState(jobId, 'finished');
+    const again = await run(runAttachCommand, jobId, '--json');
+    expect(again.err).toContain('from the history on the head host');
+    expect(jsonLines<JobEvent>(again.out)).toEqual(events);
+    // The finished job left no secret behind.
+    expect(existsSync(config)).toBe(false);
+  });
+
+  test('a second deploy of the same build uploads nothing; jobs lists it running; stop ends it on every host', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'lab', '--model', 'mlp', '--plan', 'pp2-dp2', '--steps', '100000', '--detach', '--json');
+    expect(d.code).toBe(0);
+    for (const a of aliases) expect(d.err).toMatch(new RegExp(`^${a}\\s+upload\\s+skip\\s+~/\\.shoal/agent/\\S+ already there`, 'm'));
+    const { jobId: id, processes } = jsonLines<{ type: string; jobId: string; processes: StartedProcess[] }>(d.out).find((e) => e.type === 'deployed')!;
+
+    const listed = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+    expect(listed.find((j) => j.jobId === id)?.state).toBe('running');
+    expect(listed.find((j) => j.jobId === jobId)?.state).toBe('finished');
+
+    const s = await run(runStopCommand, id);
+    expect(s.err).toBe(aliases.map((a) => `${a}: stopped, temporary files removed\n`).join(''));
+    expect(s.code).toBe(0);
+    for (const p of processes) expect(groupAlive(p.pid), `${p.name} on ${p.target}`).toBe(false);
+    for (const h of homes) {
+      expect(existsSync(join(h, '.shoal', 'jobs', id))).toBe(false);
+      expect(existsSync(join(h, '.shoal', 'runs', id))).toBe(true);
+    }
+    const after = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+    expect(after.find((j) => j.jobId === id)?.state).toBe('stopped');
+    const history = jsonLines<JobEvent>((await run(runAttachCommand, id, '--json', '--no-follow')).out);
+    expect(history.at(-1)).toMatchObject({ type: 'status', state: 'stopped' });
+  });
+
+  test('one host down: the others are prepared, the down host is reported for itself, no job starts', async () => {
+    const downPort = await freePort('127.0.0.4');
+    const file = join(env.home, 'partly-down.json');
+    writeFileSync(file, JSON.stringify({ name: 'partly-down', hosts: [hostOf(servers[0], 'h2'), hostOf({ ...servers[2], port: downPort }, 'down'), hostOf(servers[1], 'h3')] }));
+    const before = listDeployRecords().length;
+    const d = await run(runDeployCommand, '--cluster', file, '--model', 'mlp', '--plan', 'pp2-dp2', '--steps', '10', '--detach');
+    expect(d.code).toBe(1);
+    expect(d.err).toMatch(/^h2\s+ready\s+ok/m);
+    expect(d.err).toMatch(/^h3\s+ready\s+ok/m);
+    expect(d.err).toContain(`1 of 3 hosts are not ready`);
+    expect(d.err).toContain(`✗ down (${servers[2].user}@127.0.0.4:${downPort}), connect: Cannot reach 127.0.0.4:${downPort}: connection refused.`);
+    expect(listDeployRecords()).toHaveLength(before);
+  });
+});
+
+describe('GPU hosts', () => {
+  test('nvidia-smi found: the native backend is installed once, and an unreachable registry is a clear error for that host', async () => {
+    // A stand-in for nvidia-smi (no GPU here) and a real npm whose registry cannot be reached.
+    const bin = mkdtempSync(join(tmpdir(), 'shoal-gpu-bin-'));
+    writeFileSync(join(bin, 'nvidia-smi'), '#!/bin/sh\necho "NVIDIA H200, 143771 MiB"\n', { mode: 0o755 });
+    const home = mkdtempSync(join(tmpdir(), 'shoal-host-gpu-'));
+    writeFileSync(join(home, '.npmrc'), 'registry=http://127.0.0.1:9/\nfetch-retries=0\nfetch-timeout=5000\n');
+    const gpu = await startSshd({ address: '127.0.0.5', authorizedKeys: [key.publicKey], home, pathPrefix: [bin] });
+    const { SshLauncher } = await import('../../engine/node/deploy/sshLauncher.js');
+    const events: string[] = [];
+    const launcher = new SshLauncher([hostOf(gpu, 'gpu')], { trustRequest: () => true });
+    const [result] = await launcher.prepare((e) => events.push(`${e.step} ${e.status} ${e.detail}`));
+    launcher.close();
+    expect(result.ok).toBe(false);
+    expect(result.error).toContain('gpu (');
+    expect(result.error).toContain('gpu-runtime: gpu (');
+    expect(result.error).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\) to install @tensorflow\/tfjs-node-gpu/);
+    expect(result.error).toContain('--no-gpu');
+    expect(events).toContain('gpu-runtime running NVIDIA H200');
+    expect(events.some((e) => e.startsWith('gpu-runtime progress installing @tensorflow/tfjs-node-gpu@4.22.0'))).toBe(true);
+
+    const cpuOnly = new SshLauncher([hostOf(gpu, 'gpu')], { noGpu: true });
+    const [fallback] = await cpuOnly.prepare((e) => events.push(`${e.step} ${e.status} ${e.detail}`));
+    cpuOnly.close();
+    expect(fallback.ok).toBe(true);
+    expect(events).toContain('gpu-runtime skipped 1 GPU(s), but --no-gpu: agents use wasm');
+    for (const dir of [bin, home]) rmSync(dir, { recursive: true, force: true });
+  });
+});

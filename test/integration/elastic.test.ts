@@ -1,0 +1,141 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectBackend } from '../../agents/backend/selectBackend.js';
+import { loadMnist } from '../../agents/data/mnist.js';
+import { ReferenceTrainer } from '../../agents/exec/referenceTrainer.js';
+import { zooModel } from '../../engine/model/zoo.js';
+import type { OptimizerConfig, Plan } from '../../engine/plan/plan.js';
+import { presetPlan } from '../../engine/plan/presets.js';
+import type { JobEvent } from '../../engine/protocol/events.js';
+import { LocalJob } from '../../engine/node/jobs/localJob.js';
+import { maxRelativeError, readParams } from './paramsFile.js';
+
+/**
+ * Issue 5: a job that loses or gains agents goes on without a restart and learns exactly what an
+ * uninterrupted run learns: the global batch is 8 fixed virtual nodes, re-mapped onto whoever is
+ * there; a step an agent died in is discarded (survivors undo it) and run again.
+ */
+const K = 12;
+const model = zooModel('mlp');
+const sgd: OptimizerConfig = { kind: 'sgd', learningRate: 0.05, momentum: 0.9 };
+let root: string;
+let reference: Map<string, Float32Array>;
+
+beforeAll(async () => {
+  await selectBackend();
+  root = mkdtempSync(join(tmpdir(), 'shoal-elastic-'));
+  const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
+  for (let i = 0; i < K; i++) trainer.trainStep();
+  reference = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
+  trainer.dispose();
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+interface Run {
+  events: JobEvent[];
+  params: Map<string, Float32Array>;
+}
+
+/** Run `plan` for K steps; `during` sees every event and may act on the job (kill an agent, resize). */
+async function run(tag: string, plan: Plan, agents: number, during: (e: JobEvent, job: LocalJob, events: JobEvent[]) => void, extra: Partial<ConstructorParameters<typeof LocalJob>[0]> = {}): Promise<Run> {
+  const events: JobEvent[] = [];
+  const dir = join(root, tag);
+  const job: LocalJob = new LocalJob({ model, plan, agents, steps: K, runDir: dir, evalEverySteps: K, profile: false, timelineEverySteps: 0, ...extra, onEvent: (e) => {
+    events.push(e);
+    during(e, job, events);
+  } });
+  await job.start();
+  await job.exited();
+  return { events, params: readParams(join(dir, 'checkpoints')) };
+}
+
+const pidOf = (events: JobEvent[], rank: number) => {
+  const e = events.find((x) => x.type === 'agent' && x.rank === rank);
+  if (e?.type !== 'agent') throw new Error(`no agent event for rank ${rank}`);
+  return e.pid;
+};
+
+function expectExact(got: Map<string, Float32Array>): void {
+  for (const [name, values] of reference) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
+}
+
+/** Every step reported exactly once, in order: none lost, none done twice. */
+function expectEveryStepOnce(events: JobEvent[]): void {
+  expect(events.filter((e) => e.type === 'step').map((e) => e.type === 'step' && e.step)).toEqual(Array.from({ length: K }, (_, i) => i));
+}
+
+const memberships = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'membership' ? [e] : []));
+
+describe('elastic data parallelism with virtual nodes', () => {
+  const plan: Plan = { ...presetPlan(model, 'pp1-dp4', { optimizer: sgd }), virtualNodes: { total: 8 } };
+
+  it('SIGKILL of an agent mid-run: the step is discarded, 3 agents go on, parameters equal an uninterrupted run', async () => {
+    let killed = false;
+    const { events, params } = await run('sigkill', plan, 4, (e, _job, all) => {
+      if (!killed && e.type === 'step' && e.step === 4) {
+        killed = true;
+        process.kill(pidOf(all, 2), 'SIGKILL');
+      }
+    });
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    const generations = memberships(events);
+    expect(generations.map((g) => g.agents.length)).toEqual([4, 3]);
+    expect(generations[1].reason).toMatch(/lost rank 2/);
+    expect(generations[1].agents.map((a) => a.virtualNodes)).toEqual([3, 3, 2]);
+    expectExact(params);
+  });
+
+  it('an agent that stops answering (SIGSTOP) is fenced after the heartbeat timeout and the job goes on', async () => {
+    let stopped = false;
+    const { events, params } = await run('sigstop', plan, 4, (e, _job, all) => {
+      if (!stopped && e.type === 'step' && e.step === 3) {
+        stopped = true;
+        process.kill(pidOf(all, 1), 'SIGSTOP');
+      }
+    });
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    expect(memberships(events).map((g) => g.agents.length)).toEqual([4, 3]);
+    expect(events.some((e) => e.type === 'log' && /stopped answering: no heartbeat/.test(e.message))).toBe(true);
+    expectExact(params);
+  });
+
+  it('grows from 2 to 4 agents without a restart, keeping step, optimizer state and data order', async () => {
+    const small: Plan = { ...presetPlan(model, 'pp1-dp2', { optimizer: sgd }), virtualNodes: { total: 8 } };
+    let asked = false;
+    const { events, params } = await run('grow', small, 2, (e, job) => {
+      if (!asked && e.type === 'step' && e.step === 3) {
+        asked = true;
+        job.resize({ add: 2 }).catch((err) => console.error(err));
+      }
+    });
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    const generations = memberships(events);
+    expect(generations.map((g) => g.agents.length)).toEqual([2, 4]);
+    expect(generations[1].agents.map((a) => a.virtualNodes)).toEqual([2, 2, 2, 2]);
+    expectExact(params);
+  });
+});
+
+describe('losing the last replica of a stage', () => {
+  it('falls back to the last checkpoint, re-plans onto the remaining device, and still matches', async () => {
+    const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { optimizer: sgd }), virtualNodes: { total: 2 } };
+    let killed = false;
+    const { events, params } = await run('fallback', plan, 2, (e, _job, all) => {
+      if (!killed && e.type === 'step' && e.step === 6) {
+        killed = true;
+        process.kill(pidOf(all, 1), 'SIGKILL');
+      }
+    }, { checkpointEverySteps: 4 });
+    expect(events.at(-1)?.type).toBe('final');
+    expect(events.some((e) => e.type === 'checkpoint' && e.action === 'restored' && e.step === 4)).toBe(true);
+    const generations = memberships(events);
+    expect(generations.map((g) => g.agents.length)).toEqual([2, 1]);
+    expect(generations[1].step).toBe(4);
+    expectExact(params);
+  });
+});
