@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
+import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
 
 /**
@@ -14,6 +14,7 @@ const paramSchemas = {
   getModel: z.tuple([z.string().min(1).max(200)]),
   startTraining: z.tuple([TrainRequestSchema]),
   stopJob: z.tuple([jobId]),
+  resizeJob: z.tuple([jobId, ResizeRequestSchema]),
   listJobs: z.tuple([]),
   jobEvents: z.tuple([jobId, z.number().int().min(0)]),
 } as const;
@@ -52,6 +53,12 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.stopJob.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       await api.stopJob(parsed.data[0]);
+      return null;
+    }
+    case 'resizeJob': {
+      const parsed = paramSchemas.resizeJob.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      await api.resizeJob(parsed.data[0], parsed.data[1]);
       return null;
     }
     case 'jobEvents': {

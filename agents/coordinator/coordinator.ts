@@ -30,6 +30,8 @@ export interface CoordinatorConfig {
   roundTimeoutSec?: number;
   /** Benchmarks only: every stage sleeps this long per micro-batch instead of computing (agents/exec/syntheticStage.ts). */
   syntheticStageMs?: { forward: number; backward: number };
+  /** Re-balance virtual nodes between replicas by their measured speed (default true). */
+  rebalance?: boolean;
   /** Overlap gradient all-reduce with the last backward pass (default true). */
   overlapGradients?: boolean;
   /** Profile layers and links at the start (default true); written here as JSON when given (profile.json). */
@@ -119,6 +121,8 @@ export async function runCoordinator(): Promise<void> {
 }
 
 /** A controller's requests: `resize` is queued for the next step boundary and acknowledged. */
+let requests = 0;
+
 function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 'info' | 'warn' | 'error', message: string) => void): void {
   conn.onMessage = (m) => {
     if (m.header.type !== 'resize') return conn.send({ type: 'error', message: `Unknown control request "${String(m.header.type)}".` });
@@ -127,8 +131,9 @@ function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 
     if (!Number.isInteger(add) || add < 0 || remove.some((r) => !Number.isInteger(r) || r < 0)) {
       return conn.send({ type: 'error', message: 'A resize adds a whole number of agents (add ≥ 0) and removes ranks (non-negative integers).' });
     }
-    resizes.push({ add, remove });
+    const id = `resize-${++requests}`;
+    resizes.push({ add, remove, id });
     say('info', `Resize requested: ${add ? `add ${add} agent(s)` : ''}${add && remove.length ? ', ' : ''}${remove.length ? `remove rank(s) ${remove.join(', ')}` : ''}; applied at the next step boundary.`);
-    conn.send({ type: 'accepted' });
+    conn.send({ type: 'accepted', requestId: id });
   };
 }

@@ -28,6 +28,8 @@ function replyKey(h: Message['header']): string | null {
       return `listening:${h.generation}`;
     case 'aborted':
       return `aborted:${h.step}`;
+    case 'remapped':
+      return `remapped:${h.step}`;
     case 'ready':
     case 'restored':
     case 'localStateData':
@@ -54,7 +56,7 @@ export class Generation {
 
   constructor(
     readonly id: number,
-    readonly plan: Plan,
+    public plan: Plan,
     readonly members: Member[],
     membership: Membership,
     private readonly timeoutSec: number,

@@ -9,6 +9,7 @@ import { floatsToBytes, type Message } from '../comm/frame.js';
 import { latestCheckpointIn, loadCheckpoint, saveCheckpoint } from './checkpoints.js';
 import type { CoordinatorConfig } from './coordinator.js';
 import type { EventLog } from './eventLog.js';
+import { VirtualNodeBalancer } from './balancer.js';
 import { AgentLostError, Generation } from './generation.js';
 import { stateForStages, stateFromLocalParts, stateFromSnapshots, type JobState } from './jobState.js';
 import { collectProfile, stepTimeline, syncClocks, writeProfile, type ClockEstimate } from './measurements.js';
@@ -32,6 +33,10 @@ export interface ResizeRequest {
   add: number;
   /** Ranks of the current generation to release. */
   remove: number[];
+  /** When the training loop first saw it (for its timeout). */
+  since?: number;
+  /** Named in the membership event that applies it, so the requester can tell it is done. */
+  id?: string;
 }
 
 export interface JobContext {
@@ -68,7 +73,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   const context = (g: Generation): TrainingContext => ({ plan: g.plan, config, active: g.members, log, expect: (key) => g.expect(key), broadcast: (h) => g.broadcast(h) });
 
   /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
-  const startGeneration = async (plan: Plan, members: Member[], state: JobState | null, step: number, reason: string): Promise<void> => {
+  const startGeneration = async (plan: Plan, members: Member[], state: JobState | null, step: number, reason: string, requestId?: string): Promise<void> => {
     gen?.close();
     gen = new Generation(++generationId, plan, members, membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1);
     const ports = members.map((m) => m.peerPort);
@@ -111,6 +116,7 @@ export async function runTraining(job: JobContext): Promise<void> {
       generation: generationId,
       step,
       reason,
+      requestId,
       agents: members.map((m, rank) => {
         const p = gen.layout[rank];
         return { rank, stage: p.stage, replica: p.replica, shard: p.shard, host: m.host, pid: m.pid, virtualNodes: vnodes[p.stage][p.replica] };
@@ -124,12 +130,12 @@ export async function runTraining(job: JobContext): Promise<void> {
    * try again with whoever is left (the state is still in hand). Without `plan`/`members`: re-plan
    * onto every live agent.
    */
-  const establish = async (state: JobState | null, at: number, reason: string, plan?: Plan, members?: Member[]): Promise<void> => {
+  const establish = async (state: JobState | null, at: number, reason: string, plan?: Plan, members?: Member[], requestId?: string): Promise<void> => {
     for (;;) {
       const chosen = members ?? membership.alive();
       const p = plan ?? replan(job.plan, config.model, chosen.length);
       try {
-        await startGeneration(p, chosen.slice(0, agentsNeeded(p)), state, at, reason);
+        await startGeneration(p, chosen.slice(0, agentsNeeded(p)), state, at, reason, requestId);
         return;
       } catch (err) {
         if (!(err instanceof AgentLostError)) throw err;
@@ -201,6 +207,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   };
 
   const asynchronous = job.plan.schedule === 'async';
+  const balancer = new VirtualNodeBalancer();
   let stepStart = now();
   let stepOrigin = clockMs();
   const record = (at: number, replies: Message[]) => {
@@ -212,6 +219,7 @@ export async function runTraining(job: JobContext): Promise<void> {
     // The slowest agent's wait for gradient communication after its last layer (what overlap did not hide).
     const commWaitMs = Math.max(0, ...replies.map((m) => Number(m.header.allReduceMs) || 0));
     log.emit({ type: 'step', step: at, epoch: (at + 1) / perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - started });
+    if (!asynchronous) balancer.observe(plan, layout, replies);
     // An asynchronous step has no start the coordinator set: its window starts at its first pass.
     const origin = asynchronous
       ? earliestAligned(replies.map((m) => ({ events: (m.header.timeline as TimelineEvent[] | undefined) ?? [], offsetMs: clocks[Number(m.header.rank)]?.offsetMs ?? 0 })))
@@ -232,21 +240,32 @@ export async function runTraining(job: JobContext): Promise<void> {
       });
   };
 
-  /** Apply the oldest resize request at a step boundary: every current agent is alive, so nothing is lost. */
+  const newcomers = () => membership.alive().filter((m) => !served.has(m));
+  /**
+   * The oldest resize request, once it can be applied: training goes on while the agents it adds
+   * start and join. One whose agents do not come within the round timeout is dropped, said so.
+   */
+  const dueResize = (): ResizeRequest | null => {
+    const request = job.resizes[0];
+    if (!request) return null;
+    request.since ??= now();
+    if (newcomers().length >= request.add) return job.resizes.shift()!;
+    if (now() - request.since > timeoutSec * 1000) {
+      job.resizes.shift();
+      say('warn', `Resize dropped: only ${newcomers().length} of ${request.add} new agent(s) joined within ${timeoutSec} s. Check their logs.`);
+    }
+    return null;
+  };
+
+  /** Apply a resize at a step boundary: every current agent is alive, so nothing is lost. */
   const resize = async (request: ResizeRequest) => {
     const staying = gen.members.filter((_, rank) => !request.remove.includes(rank));
-    const newcomers = () => membership.alive().filter((m) => !served.has(m));
-    if (request.add > 0) {
-      say('info', `Resize: waiting for ${request.add} new agent(s) to join.`);
-      const deadline = now() + timeoutSec * 1000;
-      while (newcomers().length < request.add && now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    }
     const members = [...staying, ...newcomers().slice(0, request.add)];
     const plan = replan(job.plan, config.model, members.length);
     const state = await snapshot();
     const released = gen.members.filter((m) => !members.includes(m));
     for (const m of released) m.conn.send({ type: 'shutdown' });
-    await establish(state, step, `resize: ${[request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ')}`, plan, members);
+    await establish(state, step, `resize: ${[request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ')}`, plan, members, request.id);
   };
 
   /**
@@ -285,6 +304,30 @@ export async function runTraining(job: JobContext): Promise<void> {
     return next;
   };
 
+  /** Give faster replicas more virtual nodes when that shortens the step enough (same ranks and links). */
+  const rebalance = async (): Promise<boolean> => {
+    const proposal = config.rebalance === false || asynchronous ? null : balancer.proposal(gen.plan);
+    if (!proposal) return false;
+    const plan: Plan = { ...gen.plan, virtualNodes: { total: proposal.perReplica.reduce((a, b) => a + b, 0), perReplica: proposal.perReplica } };
+    const done = gen.expect(`remapped:${step}`);
+    gen.broadcast({ type: 'remap', plan, step });
+    await done;
+    gen.plan = plan;
+    balancer.reset();
+    const vnodes = plan.stages.map((_, s) => virtualNodesPerReplica(plan, s));
+    log.emit({
+      type: 'membership',
+      generation: gen.id,
+      step,
+      reason: `rebalance by measured speed: compute per step ${proposal.beforeMs.toFixed(0)} → ${proposal.afterMs.toFixed(0)} ms (predicted)`,
+      agents: gen.members.map((m, rank) => {
+        const p = gen.layout[rank];
+        return { rank, stage: p.stage, replica: p.replica, shard: p.shard, host: m.host, pid: m.pid, virtualNodes: vnodes[p.stage][p.replica] };
+      }),
+    });
+    return true;
+  };
+
   const boundary = async (at: number) => {
     const isLast = at === config.steps;
     if (isLast || at % config.evalEverySteps === 0) await evaluate(at);
@@ -302,10 +345,13 @@ export async function runTraining(job: JobContext): Promise<void> {
         boundaryOwed = false;
         continue;
       }
-      if (job.resizes.length > 0 && !asynchronous) {
-        await resize(job.resizes.shift()!);
+      const request = asynchronous ? null : dueResize();
+      if (request) {
+        await resize(request);
+        balancer.reset();
         continue;
       }
+      if (await rebalance()) continue;
       if (!asynchronous) {
         const done = gen.expect(`step:${step}`);
         stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
@@ -327,6 +373,7 @@ export async function runTraining(job: JobContext): Promise<void> {
       // An asynchronous pipeline has applied updates no single state describes: it cannot be undone.
       if (!(err instanceof AgentLostError) || asynchronous) throw err;
       step = await recover(err, step, inStep);
+      balancer.reset();
       if (!inStep) boundaryOwed = true;
     }
   }

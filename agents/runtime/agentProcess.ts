@@ -14,6 +14,8 @@ import { clockMs, timeline } from './timelineRecorder.js';
 import { restoreStage, snapshotStage } from './stageState.js';
 import type { StageContext } from './stageContext.js';
 import { buildStage, type SetupMessage } from './buildStage.js';
+import { parsePlan } from '../../engine/plan/plan.js';
+import { remapVirtualNodes } from '../../engine/plan/elastic.js';
 import { disposeStage, localState } from './localState.js';
 import { StepUndo } from './stepUndo.js';
 import type { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
@@ -24,6 +26,11 @@ interface AgentConfig {
   /** Address peers use to reach this agent. */
   bindHost: string;
   hostLabel?: string;
+  /**
+   * Benchmarks and tests of heterogeneous clusters: behave like a device this many times slower —
+   * every forward and backward pass is followed by a sleep of (slowdown − 1) × its duration.
+   */
+  slowdown?: number;
 }
 
 /**
@@ -80,6 +87,11 @@ export async function runAgent(): Promise<void> {
       const undone = ctx ? undo.undo(ctx, step) : false;
       aborting = null;
       coordinator!.send({ type: 'aborted', rank, step, undone });
+    } else if (h.type === 'remap') {
+      // The same ranks and links, another split of the virtual nodes (a re-balance by speed).
+      if (!ctx) throw new Error('A re-mapping arrived before setup.');
+      ctx.plan = remapVirtualNodes(ctx.plan, parsePlan(h.plan));
+      coordinator!.send({ type: 'remapped', rank, step: h.step });
     } else if (h.type === 'localState') {
       if (!ctx) throw new Error('A state request arrived before setup.');
       const state = localState(ctx);
@@ -89,6 +101,7 @@ export async function runAgent(): Promise<void> {
       rank = setup.rank;
       generation = Number(h.generation ?? 0);
       ctx = await buildStage(setup, mesh);
+      ctx.slowdown = Math.max(1, Number(config.slowdown ?? 1));
       const { me, plan } = ctx;
       const sharded = ctx.tensorGroup ? ` shard ${me.shard}; runs ${(ctx.module as ShardedStage).describe()}` : '';
       log('info', `stage ${me.stage} replica ${me.replica}: layers ${plan.stages[me.stage].layers.join(', ')}${sharded}`);

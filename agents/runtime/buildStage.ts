@@ -77,5 +77,6 @@ export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<S
     prevRank: links.prevRank,
     nextRank: links.nextRank,
     dataParallelGroup: links.dataParallelGroup,
+    slowdown: 1,
   };
 }

@@ -38,6 +38,8 @@ export interface StageContext {
   nextRank: number | null;
   /** Ranks of this stage's data-parallel group (same shard), in ring order. */
   dataParallelGroup: number[];
+  /** How many times slower than it is this agent behaves (heterogeneity benchmarks); 1 normally. */
+  slowdown: number;
 }
 
 export interface Neighbours {

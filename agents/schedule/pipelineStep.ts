@@ -5,6 +5,7 @@ import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { gpipeOrder, oneFOneBOrder, type PipelineOp } from '../../engine/sim/scheduleOrder.js';
 import type { TimelineKind } from '../../engine/protocol/timeline.js';
 import { gatherBatch } from '../data/mnist.js';
+import { sleepThread } from '../exec/syntheticStage.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { clockMs, timeline } from '../runtime/timelineRecorder.js';
 import { receiveRows, sendRows } from './rowTransfer.js';
@@ -60,6 +61,8 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
     const t0 = performance.now();
     const start = clockMs();
     const out = await f();
+    // A slowed agent (heterogeneity benchmarks) takes longer without using a core for it.
+    if (ctx.slowdown > 1 && kind !== 'optimizer') sleepThread((ctx.slowdown - 1) * (performance.now() - t0));
     timeline.add(kind, start, clockMs(), { micro, fused });
     computeMs += performance.now() - t0;
     return out;

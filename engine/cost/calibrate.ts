@@ -24,6 +24,9 @@ export function fitPerCall(points: Array<{ batch: number; ms: number }>): { perC
   return { perCall, perSample };
 }
 
+/** Layer timings shorter than this alone do not enter the contention estimate. */
+const CONTENTION_FLOOR_MS = 1;
+
 export interface CalibrateOptions {
   /**
    * Give device pairs that were not measured the median of the measured links inside the same host
@@ -85,22 +88,22 @@ export function calibrate(profile: JobProfile, cluster: ClusterSpec, options: Ca
   }
 
   // Contention: the same layers at the same batch sizes timed with k agents busy at once, over their
-  // times alone (summed over everything timed both ways, so that small layers weigh little).
+  // times alone. The median of those ratios, over the timings of at least CONTENTION_FLOOR_MS alone
+  // (tiny calls are mostly fixed overhead), so that a burst of other work on the machine during part
+  // of a round does not decide it.
   const contention: Record<number, number> = {};
+  const key = (t: LayerTiming) => `${t.id}\u0000${t.batch}\u0000${modelOf(t.device)}`;
   const soloMs = new Map<string, number[]>();
-  for (const t of solo) soloMs.set(`${t.id}\u0000${t.batch}`, [...(soloMs.get(`${t.id}\u0000${t.batch}`) ?? []), t.forwardMs + t.backwardMs]);
+  for (const t of solo) soloMs.set(key(t), [...(soloMs.get(key(t)) ?? []), t.forwardMs + t.backwardMs]);
   for (const k of [...new Set(profile.layers.map((t) => t.concurrent ?? 1))].filter((k) => k > 1)) {
     const shared = new Map<string, number[]>();
-    for (const t of profile.layers.filter((t) => t.concurrent === k)) shared.set(`${t.id}\u0000${t.batch}`, [...(shared.get(`${t.id}\u0000${t.batch}`) ?? []), t.forwardMs + t.backwardMs]);
-    let together = 0;
-    let apart = 0;
-    for (const [key, ms] of shared) {
-      const own = soloMs.get(key);
-      if (!own) continue;
-      together += median(ms);
-      apart += median(own);
+    for (const t of profile.layers.filter((t) => t.concurrent === k)) shared.set(key(t), [...(shared.get(key(t)) ?? []), t.forwardMs + t.backwardMs]);
+    const ratios: number[] = [];
+    for (const [at, ms] of shared) {
+      const own = soloMs.get(at);
+      if (own && median(own) >= CONTENTION_FLOOR_MS) ratios.push(median(ms) / median(own));
     }
-    if (together > 0 && apart > 0) contention[k] = Math.max(1, together / apart);
+    if (ratios.length) contention[k] = Math.max(1, median(ratios));
   }
 
   // The gradient hand-over every step makes (copy out of the tensors into a flat bucket, and back),
@@ -178,3 +181,16 @@ export function calibrate(profile: JobProfile, cluster: ClusterSpec, options: Ca
     ...(stepOverheadMs !== undefined ? { stepOverheadMs } : {}),
   };
 }
+
+/**
+ * The part of a step the per-layer timings do not see (gathering the batch, tensor creation, message
+ * handling, garbage collection), fitted from the profiling job itself: the median step time it
+ * measured for its own plan less what the calibrated model predicts for that plan. It replaces the
+ * round-trip estimate of `stepOverheadMs` (which it includes). Plans whose step times are being
+ * predicted must not be used here.
+ */
+export function fitStepOverhead(profile: CostProfile, measuredStepMs: number, predict: (profile: CostProfile) => number): CostProfile {
+  const without = { ...profile, stepOverheadMs: 0 };
+  return { ...profile, stepOverheadMs: Math.max(0, measuredStepMs - predict(without)) };
+}
+

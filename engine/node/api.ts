@@ -1,7 +1,7 @@
 import { cpus } from 'node:os';
 import { zooEntries, zooModel } from '../model/zoo.js';
 import type { JobEvent } from '../protocol/events.js';
-import { TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
+import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
 
 const VERSION = '0.1.0';
@@ -57,6 +57,11 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async stopJob(jobId: string) {
       await job(jobId).stop();
     },
+    async resizeJob(jobId: string, request) {
+      const parsed = ResizeRequestSchema.safeParse(request);
+      if (!parsed.success) throw new Error(`The resize request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
+      await job(jobId).resize(parsed.data);
+    },
     async listJobs(): Promise<JobSummary[]> {
       return [...jobs.values()].map((j) => ({
         id: j.id,
@@ -65,6 +70,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
         startedAt: j.startedAt,
         agents: j.options.agents,
         events: j.events.length,
+        schedule: j.options.plan.schedule,
       }));
     },
     async jobEvents(jobId: string, since: number) {

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { zooEntries } from '../model/zoo.js';
 import { fail } from './commands/fail.js';
+import { RESIZE_USAGE, runResizeCommand } from './commands/resize.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
 import { runClusterCommand } from './hosts/clusterCommand.js';
 import { runSuggest } from './commands/suggest.js';
@@ -27,6 +28,7 @@ Usage:
   shoal attach <job> [--json] [--no-follow]                         a job's history, then live events
   shoal stop <job>                                                  kill a job's processes on every host
   ${RESUME_USAGE}
+  ${RESIZE_USAGE}
 
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
 Each run has a folder (job.json, checkpoints/step-N.ckpt): --out DIR chooses it (default under
@@ -41,7 +43,7 @@ async function main(): Promise<void> {
     process.exitCode = await runClusterCommand(rest);
     return;
   }
-  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand };
+  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand, resize: runResizeCommand };
   if (command in jobCommands) {
     process.exitCode = await jobCommands[command](rest);
     return;

@@ -83,3 +83,17 @@ export function planOnFewerDevices(plan: Plan, model: ModelGraph, devices: numbe
 export function replan(plan: Plan, model: ModelGraph, devices: number, speeds?: number[]): Plan {
   return devices >= devicesPerReplica(plan) ? planForDevices(plan, devices, speeds) : planOnFewerDevices(plan, model, devices);
 }
+
+/**
+ * Take another plan's virtual-node split onto a running plan, refusing anything else: a re-balance
+ * may move virtual nodes between replicas, never change the stages, the replicas or V.
+ */
+export function remapVirtualNodes(current: Plan, next: Plan): Plan {
+  const same = (a: Plan, b: Plan) =>
+    a.stages.length === b.stages.length &&
+    a.stages.every((s, i) => s.dataParallel === b.stages[i].dataParallel && s.tensorParallel === b.stages[i].tensorParallel && s.layers.join() === b.stages[i].layers.join()) &&
+    virtualNodeTotal(a) === virtualNodeTotal(b) &&
+    a.globalBatch === b.globalBatch;
+  if (!same(current, next)) throw new Error('A re-mapping may only move virtual nodes between the same replicas; the stages, replicas, V or global batch differ.');
+  return { ...current, virtualNodes: next.virtualNodes };
+}

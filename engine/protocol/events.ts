@@ -29,6 +29,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     generation: z.number().int(),
     step: z.number().int(),
     reason: z.string(),
+    /** The resize request this generation answers (the id its `accepted` reply carried). */
+    requestId: z.string().optional(),
     agents: z.array(
       z.object({ rank: z.number().int(), stage: z.number().int(), replica: z.number().int(), shard: z.number().int(), host: z.string(), pid: z.number().int(), virtualNodes: z.number().int() }),
     ),

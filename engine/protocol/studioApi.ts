@@ -18,6 +18,15 @@ export const TrainRequestSchema = z.object({
 });
 export type TrainRequest = z.infer<typeof TrainRequestSchema>;
 
+/** Change a running job's agents: start `add` more on this machine, release the agents of ranks `remove`. */
+export const ResizeRequestSchema = z
+  .object({
+    add: z.number().int().min(0).max(64).optional(),
+    remove: z.array(z.number().int().min(0).max(4096)).max(64).optional(),
+  })
+  .refine((r) => (r.add ?? 0) > 0 || (r.remove?.length ?? 0) > 0, { message: 'A resize adds agents or removes ranks.' });
+export type ResizeRequest = z.infer<typeof ResizeRequestSchema>;
+
 export interface StudioInfo {
   version: string;
   shell: 'electron' | 'web';
@@ -33,6 +42,8 @@ export interface JobSummary {
   startedAt: number;
   agents: number;
   events: number;
+  /** The plan's schedule: an asynchronous pipeline cannot be resized. */
+  schedule: 'gpipe' | '1f1b' | 'async';
 }
 
 export interface StudioApi {
@@ -41,6 +52,8 @@ export interface StudioApi {
   getModel(name: string): Promise<ModelGraph>;
   startTraining(request: TrainRequest): Promise<{ jobId: string }>;
   stopJob(jobId: string): Promise<void>;
+  /** Resize a running job at its next step boundary; a `membership` event follows. */
+  resizeJob(jobId: string, request: ResizeRequest): Promise<void>;
   listJobs(): Promise<JobSummary[]>;
   /** Events of a job from index `since` on: how a re-attaching view back-fills its charts. */
   jobEvents(jobId: string, since: number): Promise<JobEvent[]>;
@@ -50,7 +63,7 @@ export interface StudioApi {
 
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
-export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'listJobs', 'jobEvents'];
+export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */
 export const RpcCallSchema = z.object({

@@ -5,6 +5,7 @@ import { AutoPlanPanel } from './views/AutoPlanPanel';
 import { FinalBanner } from './views/FinalBanner';
 import { Header } from './views/Header';
 import { LogPane } from './views/LogPane';
+import { MembershipPanel } from './views/MembershipPanel';
 import { Monitor } from './views/Monitor';
 import { PlanPanel } from './views/PlanPanel';
 import { PredictedTimeline } from './views/PredictedTimeline';
@@ -33,6 +34,7 @@ export function App() {
         <aside className="workspace__side">
           <TrainControls />
           <FinalBanner />
+          <MembershipPanel />
           <PlanPanel />
           <AutoPlanPanel />
           <LogPane />

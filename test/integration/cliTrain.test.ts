@@ -48,6 +48,6 @@ describe('npx shoal train', () => {
   it('names the models it knows when given an unknown one', () => {
     const run = npxShoal(['train', '--model', 'resnet9000'], 60_000);
     expect(run.status).toBe(1);
-    expect(run.stderr).toMatch(/Unknown model "resnet9000". Available models: mlp, cnn/);
+    expect(run.stderr).toMatch(/Unknown model "resnet9000". Available models: mlp, mlp-wide, cnn/);
   });
 });

@@ -83,7 +83,9 @@ export async function runTrain(values: TrainValues): Promise<void> {
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
-    await job.start();
+    const done = job.start();
+    if (job.runDir) process.stderr.write(`shoal: job ${job.id}, run folder ${job.runDir} (while it runs: shoal resize ${values.out === undefined ? job.id : job.runDir} --add local:N)\n`);
+    await done;
     await job.exited();
   } catch (err) {
     fail((err as Error).message);

@@ -13,6 +13,8 @@ import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
 import { connectAuthenticated } from '../../../agents/comm/handshake.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
+import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
+import { checkResize, requestResize, type ResizeRequest } from './jobControl.js';
 import { createRunDir } from './runStore.js';
 
 export interface LocalJobOptions {
@@ -35,6 +37,10 @@ export interface LocalJobOptions {
    * a schedule's utilization can be measured on a machine with fewer cores than stages.
    */
   syntheticStageMs?: { forward: number; backward: number };
+  /** Re-balance virtual nodes between replicas by measured speed (default true). */
+  rebalance?: boolean;
+  /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower (sleeps after each pass). */
+  agentSlowdowns?: number[];
   /** Start each gradient bucket's all-reduce during the step's last backward pass (default true; benchmarks turn it off to measure the gain). */
   overlapGradients?: boolean;
   /** Profile layers and links before the first step and write profile.json in the run folder (default true). */
@@ -93,6 +99,8 @@ export class LocalJob {
 
   private emit(event: JobEvent): void {
     if (event.type === 'status') this.state = event.state;
+    // Who holds which rank now, for `shoal resize` in another process (no secret in it).
+    if (event.type === 'membership' && this.runDir) writeMembershipFile(this.runDir, event);
     this.events.push(event);
     this.options.onEvent(event);
   }
@@ -128,6 +136,7 @@ export class LocalJob {
         resumeFrom: this.options.resumeFrom,
         syntheticStageMs: this.options.syntheticStageMs,
         overlapGradients: this.options.overlapGradients,
+        rebalance: this.options.rebalance,
         profile: this.options.profile,
         profilePath: join(this.runDir, 'profile.json'),
         profileBatches: this.options.profileBatches,
@@ -153,8 +162,11 @@ export class LocalJob {
 
     const finalEvent = this.attach(coordinatorPort, secret);
     this.coordinator = { port: coordinatorPort, secret, bundle };
+    // How `shoal resize` in another process reaches this job (mode 600; removed when the job ends).
+    writeControlFile(this.runDir, { jobId: this.id, host: '127.0.0.1', port: coordinatorPort, secret, ownerPid: process.pid });
     for (let i = 0; i < agents; i++) this.spawnAgent();
     coordinator.exited.then((code) => {
+      removeControlFile(this.runDir);
       if (code !== 0 && !this.stopping) this.fail(`The coordinator exited with code ${code}.`);
       // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
       // (SIGSTOP) cannot notice, so whatever is left is ended.
@@ -168,9 +180,11 @@ export class LocalJob {
 
   private spawnAgent(): void {
     const { port, secret, bundle } = this.coordinator!;
-    const host = `local-${this.agentsStarted++}`;
+    const index = this.agentsStarted++;
+    const host = `local-${index}`;
+    const slowdown = this.options.agentSlowdowns?.[index];
     const recent: string[] = [];
-    const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port }, bindHost: '127.0.0.1', hostLabel: host }, (line) => {
+    const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port }, bindHost: '127.0.0.1', hostLabel: host, slowdown }, (line) => {
       // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
       recent.push(line);
       if (recent.length > 5) recent.shift();
@@ -194,21 +208,12 @@ export class LocalJob {
    * agents holding ranks `remove`. The coordinator applies it at the next step boundary, keeping the
    * global batch and hyperparameters (virtual nodes are re-mapped); a `membership` event follows.
    */
-  async resize(request: { add?: number; remove?: number[] }): Promise<void> {
+  async resize(request: ResizeRequest): Promise<void> {
     if (!this.coordinator || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
+    if (this.options.plan.schedule === 'async') throw new Error(`Job ${this.id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
     const add = request.add ?? 0;
-    const conn = await connectAuthenticated('127.0.0.1', this.coordinator.port, this.coordinator.secret, { role: 'control' });
-    try {
-      const reply = new Promise<Record<string, unknown>>((resolve, reject) => {
-        conn.onMessage = (m) => resolve(m.header);
-        conn.onClose = (err) => reject(new Error(`The coordinator closed the control connection: ${err.message}`));
-      });
-      conn.send({ type: 'resize', add, remove: request.remove ?? [] });
-      const answer = await reply;
-      if (answer.type !== 'accepted') throw new Error(String(answer.message ?? 'The coordinator refused the resize.'));
-    } finally {
-      conn.close();
-    }
+    checkResize(this.id, [...this.events].reverse().find((e) => e.type === 'membership'), request);
+    await requestResize({ host: '127.0.0.1', port: this.coordinator.port, secret: this.coordinator.secret }, { add, remove: request.remove ?? [] });
     for (let i = 0; i < add; i++) this.spawnAgent();
   }
 
@@ -247,6 +252,7 @@ export class LocalJob {
   async stop(): Promise<void> {
     if (this.state === 'finished' || this.state === 'failed' || this.state === 'stopped') return;
     this.stopping = true;
+    removeControlFile(this.runDir);
     this.emit({ type: 'status', state: 'stopped', message: 'stopped by the user', time: Date.now() });
     this.failWith(new Error('The job was stopped.'));
     this.kill();

@@ -1,7 +1,7 @@
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
-import type { JobSummary, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
+import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
 import type { Transport } from './transport';
 import { connectWebSocket } from './wsTransport';
@@ -27,6 +27,7 @@ export function clientOver(transport: Transport): StudioClient {
     getModel: (name: string) => call<ModelGraph>('getModel', name),
     startTraining: (request: TrainRequest) => call<{ jobId: string }>('startTraining', request),
     stopJob: (jobId: string) => call<void>('stopJob', jobId),
+    resizeJob: (jobId: string, request: ResizeRequest) => call<void>('resizeJob', jobId, request),
     listJobs: () => call<JobSummary[]>('listJobs'),
     jobEvents: (jobId: string, since: number) => call<JobEvent[]>('jobEvents', jobId, since),
     onJobEvent: (listener: (jobId: string, event: JobEvent) => void) => transport.subscribe((message) => listener(message.jobId, message.event)),

@@ -64,7 +64,7 @@ async function reattach(): Promise<void> {
   if (!running) return;
   const { set } = useStudio.getState();
   const planLabel = 'running plan';
-  set({ job: { id: running.id, model: running.model, planLabel, agents: running.agents, metrics: emptyMetrics() } });
+  set({ job: { id: running.id, model: running.model, planLabel, agents: running.agents, schedule: running.schedule, metrics: emptyMetrics() } });
   const history = await client.jobEvents(running.id, 0);
   const job = useStudio.getState().job;
   if (job?.id !== running.id) return;
@@ -119,7 +119,7 @@ export async function startTraining(): Promise<void> {
   if (state.cluster !== 'local' || !plan || diagnostics.some((d) => d.severity === 'error')) return;
   queue = [];
   const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}`;
-  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, metrics: emptyMetrics() } });
+  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, schedule: plan.schedule, metrics: emptyMetrics() } });
   try {
     const { jobId } = await client.startTraining({ plan, agents: state.agents, epochs: state.epochs });
     const job = useStudio.getState().job;
@@ -139,5 +139,19 @@ export async function stopTraining(): Promise<void> {
     await client.stopJob(job.id);
   } catch (error) {
     useStudio.getState().set({ actionError: `Could not stop the job: ${errorText(error)}` });
+  }
+}
+
+/** Add agents to or release ranks of the running job; resolves true once the coordinator accepted it. */
+export async function resizeJob(request: { add?: number; remove?: number[] }): Promise<boolean> {
+  const job = useStudio.getState().job;
+  if (!client || !job?.id) return false;
+  try {
+    useStudio.getState().set({ actionError: undefined });
+    await client.resizeJob(job.id, request);
+    return true;
+  } catch (error) {
+    useStudio.getState().set({ actionError: `Could not resize the job: ${errorText(error)}` });
+    return false;
   }
 }

@@ -18,6 +18,16 @@ export interface AgentLine {
   replica: number;
   host: string;
   backend: string;
+  pid?: number;
+}
+
+/** Who holds which rank from a step on (a `membership` event): a new generation after every resize or loss. */
+export type MembershipLine = Extract<JobEvent, { type: 'membership' }>;
+
+/** A change of generation, drawn on the charts at its step. */
+export interface ChartMarker {
+  step: number;
+  label: string;
 }
 
 export interface JobMetrics {
@@ -33,6 +43,10 @@ export interface JobMetrics {
   elapsedMs: number;
   agents: AgentLine[];
   logs: LogLine[];
+  /** The current generation of agents (re-balances of virtual nodes update it in place). */
+  membership?: MembershipLine;
+  /** Every resize and loss of an agent, at the step the new generation starts. */
+  markers: ChartMarker[];
   /** Per stage, the newest `pipeline` event (asynchronous schedule only). */
   pipeline: PipelineStageLine[];
   final?: FinalEvent;
@@ -41,7 +55,7 @@ export interface JobMetrics {
 const MAX_LOGS = 500;
 
 export function emptyMetrics(): JobMetrics {
-  return { state: 'starting', steps: [], loss: [], samplesPerSec: [], evalSteps: [], accuracy: [], epoch: 0, elapsedMs: 0, agents: [], logs: [], pipeline: [] };
+  return { state: 'starting', steps: [], loss: [], samplesPerSec: [], evalSteps: [], accuracy: [], epoch: 0, elapsedMs: 0, agents: [], logs: [], pipeline: [], markers: [] };
 }
 
 export function isActive(state: JobState): boolean {
@@ -87,6 +101,9 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
       case 'log':
         next.logs.push({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });
         break;
+      case 'membership':
+        applyMembership(next, event);
+        break;
       case 'pipeline':
         next.pipeline = [...next.pipeline.filter((p) => p.stage !== event.stage), event].sort((a, b) => a.stage - b.stage);
         break;
@@ -97,4 +114,38 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
   }
   if (next.logs.length > MAX_LOGS) next.logs = next.logs.slice(-MAX_LOGS);
   return next;
+}
+
+/**
+ * A membership event: the agent chips follow it (keeping each agent's backend), and a new generation
+ * after the first is a resize or a lost agent, so it gets a chart marker and a log line.
+ */
+function applyMembership(next: JobMetrics, event: MembershipLine): void {
+  const previous = next.membership;
+  next.membership = event;
+  const backends = new Map(next.agents.map((a) => [a.pid, a.backend]));
+  next.agents = event.agents.map((a) => ({ rank: a.rank, stage: a.stage, replica: a.replica, host: a.host, pid: a.pid, backend: backends.get(a.pid) ?? '…' }));
+  if (!previous || previous.generation === event.generation) return;
+  const label = `generation ${event.generation}: ${event.reason}`;
+  if (next.markers.some((m) => m.step === event.step && m.label === label)) return;
+  next.markers = [...next.markers, { step: event.step, label }];
+  next.logs.push({
+    level: event.reason.startsWith('lost') ? 'warn' : 'info',
+    host: 'coordinator',
+    rank: null,
+    message: `Generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents, virtual nodes [${replicaShares(event).map((r) => r.virtualNodes).join(', ')}].`,
+    time: Date.now(),
+  });
+}
+
+/** One line per data-parallel replica: its share of the virtual nodes and the agents that run it. */
+export function replicaShares(event: MembershipLine): Array<{ replica: number; virtualNodes: number; hosts: string[] }> {
+  const byReplica = new Map<number, { replica: number; virtualNodes: number; hosts: string[] }>();
+  for (const a of [...event.agents].sort((x, y) => x.replica - y.replica || x.rank - y.rank)) {
+    const line = byReplica.get(a.replica) ?? { replica: a.replica, virtualNodes: 0, hosts: [] };
+    if (a.stage === 0 && a.shard === 0) line.virtualNodes = a.virtualNodes;
+    line.hosts.push(a.host);
+    byReplica.set(a.replica, line);
+  }
+  return [...byReplica.values()];
 }

@@ -20,6 +20,8 @@ export interface JobView {
   /** Where the plan came from: a preset, "auto-plan #1", with "(edited)" when the user changed it. */
   planLabel: string;
   agents: number;
+  /** The plan's schedule: an asynchronous pipeline cannot be resized. */
+  schedule?: 'gpipe' | '1f1b' | 'async';
   metrics: JobMetrics;
 }
 

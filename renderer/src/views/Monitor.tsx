@@ -35,7 +35,7 @@ export function Monitor() {
         </div>
       </div>
       <div className="monitor__charts">
-        <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} />
+        <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} markers={metrics.markers} />
         <LineChart
           title="Test accuracy"
           testId="accuracy-chart"
@@ -48,7 +48,7 @@ export function Monitor() {
           points
           formatValue={formatPercent}
         />
-        <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} />
+        <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} markers={metrics.markers} />
       </div>
       <PipelineStats stages={metrics.pipeline} />
     </section>

@@ -10,7 +10,7 @@ function describe(s: StudioState): { text: string; tone: 'ok' | 'busy' | 'error'
   const job = s.job;
   if (!job) return { text: s.model ? `Ready · ${s.model.name} open · pick a plan and press Train` : 'Ready', tone: 'ok' };
   const m = job.metrics;
-  const where = `${job.model} · ${job.planLabel} · ${job.agents} agents`;
+  const where = `${job.model} · ${job.planLabel} · ${m.membership?.agents.length ?? job.agents} agents`;
   const last = m.loss.length > 0 ? `epoch ${m.epoch.toFixed(2)} · step ${m.steps[m.steps.length - 1]} · loss ${m.loss[m.loss.length - 1].toFixed(4)} · ${formatDuration(m.elapsedMs)}` : '';
   switch (m.state) {
     case 'starting':

@@ -1,0 +1,75 @@
+import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import type { JobEvent } from '../../protocol/events.js';
+
+export interface ResizeRequest {
+  /** Agents that will join (they connect to the coordinator on their own). */
+  add?: number;
+  /** Ranks of the current generation to release. */
+  remove?: number[];
+}
+
+type MembershipEvent = Extract<JobEvent, { type: 'membership' }>;
+
+/**
+ * Check a resize against the job's current generation before asking: known ranks only, and someone
+ * left to train. (The coordinator would apply whatever it is sent.)
+ */
+export function checkResize(jobId: string, current: MembershipEvent | undefined, request: ResizeRequest): void {
+  const add = request.add ?? 0;
+  const remove = request.remove ?? [];
+  if (add === 0 && remove.length === 0) throw new Error('Nothing to do: a resize adds agents or removes ranks.');
+  if (!current) {
+    if (remove.length) throw new Error(`Job ${jobId} has not reported its agents yet (it is starting); remove ranks once it runs.`);
+    return;
+  }
+  const ranks = current.agents.map((a) => a.rank);
+  const unknown = remove.filter((r) => !ranks.includes(r));
+  if (unknown.length) throw new Error(`Job ${jobId} has no rank ${unknown.join(', ')}; its ranks are ${ranks.join(', ')} (generation ${current.generation}).`);
+  if (new Set(remove).size >= ranks.length && add === 0) throw new Error(`Removing rank(s) ${remove.join(', ')} would leave job ${jobId} without agents; stop the job instead.`);
+}
+
+export interface CoordinatorAddress {
+  host: string;
+  port: number;
+  secret: string;
+}
+
+/**
+ * Ask a running coordinator to resize its job at the next step boundary, over an authenticated
+ * control connection. Resolves once the request is accepted, with the id the membership event that
+ * applies it will carry; rejects with the coordinator's reason.
+ */
+export async function requestResize(at: CoordinatorAddress, request: ResizeRequest): Promise<string> {
+  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'control' });
+  try {
+    const reply = new Promise<Record<string, unknown>>((resolve, reject) => {
+      conn.onMessage = (m) => resolve(m.header);
+      conn.onClose = (err) => reject(new Error(`The coordinator closed the control connection: ${err.message}`));
+    });
+    conn.send({ type: 'resize', add: request.add ?? 0, remove: request.remove ?? [] });
+    const answer = await reply;
+    if (answer.type !== 'accepted') throw new Error(String(answer.message ?? 'The coordinator refused the resize.'));
+    return String(answer.requestId);
+  } finally {
+    conn.close();
+  }
+}
+
+/**
+ * Attach to a coordinator's event stream: its whole history first, then live events. Returns a
+ * function that detaches; `onEnd` is called if the coordinator closes the stream.
+ */
+export async function followEvents(at: CoordinatorAddress, onEvent: (event: JobEvent) => void, onEnd: (reason: string) => void = () => {}): Promise<() => void> {
+  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since: 0 });
+  let detached = false;
+  conn.onMessage = (m) => {
+    if (m.header.type === 'event') onEvent(m.header.event as JobEvent);
+  };
+  conn.onClose = (err) => {
+    if (!detached) onEnd(err.message);
+  };
+  return () => {
+    detached = true;
+    conn.close();
+  };
+}
