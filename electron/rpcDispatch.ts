@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
+import { RunIdSchema } from '../engine/protocol/runs.js';
 import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
 
@@ -17,6 +19,16 @@ const paramSchemas = {
   resizeJob: z.tuple([jobId, ResizeRequestSchema]),
   listJobs: z.tuple([]),
   jobEvents: z.tuple([jobId, z.number().int().min(0)]),
+  listRuns: z.tuple([]),
+  getRun: z.tuple([RunIdSchema]),
+  exportRunWeights: z.tuple([RunIdSchema]),
+  exportedWeightFiles: z.tuple([RunIdSchema]),
+  listClusters: z.tuple([]),
+  addClusterHosts: z.tuple([AddHostsRequestSchema]),
+  importClusterHosts: z.tuple([ImportHostsRequestSchema]),
+  startClusterTest: z.tuple([ClusterNameSchema]),
+  clusterTestStatus: z.tuple([TestIdSchema]),
+  answerHostKey: z.tuple([TrustAnswerSchema]),
 } as const;
 
 function describeIssues(error: z.ZodError): string {
@@ -34,7 +46,9 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
   switch (call.method) {
     case 'info':
     case 'listModels':
-    case 'listJobs': {
+    case 'listJobs':
+    case 'listRuns':
+    case 'listClusters': {
       const parsed = paramSchemas[call.method].safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       return api[call.method]();
@@ -59,6 +73,35 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.resizeJob.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       await api.resizeJob(parsed.data[0], parsed.data[1]);
+      return null;
+    }
+    case 'getRun':
+    case 'exportRunWeights':
+    case 'exportedWeightFiles': {
+      const parsed = paramSchemas[call.method].safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api[call.method](parsed.data[0]);
+    }
+    case 'addClusterHosts': {
+      const parsed = paramSchemas.addClusterHosts.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.addClusterHosts(parsed.data[0]);
+    }
+    case 'importClusterHosts': {
+      const parsed = paramSchemas.importClusterHosts.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.importClusterHosts(parsed.data[0]);
+    }
+    case 'startClusterTest':
+    case 'clusterTestStatus': {
+      const parsed = paramSchemas[call.method].safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api[call.method](parsed.data[0]);
+    }
+    case 'answerHostKey': {
+      const parsed = paramSchemas.answerHostKey.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      await api.answerHostKey(parsed.data[0]);
       return null;
     }
     case 'jobEvents': {

@@ -7,7 +7,7 @@ import { describeMember, type Member, type Membership } from './membership.js';
 /** A member of the running generation was lost: the job can go on without it (elastic recovery). */
 export class AgentLostError extends Error {
   constructor(readonly member: Member, readonly rank: number, reason: string) {
-    super(`Agent ${describeMember(member, rank)} ${reason}.`);
+    super(`Agent ${describeMember(member, rank)} ${reason.replace(/\.$/, '')}.`);
   }
 }
 

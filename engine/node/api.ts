@@ -1,8 +1,11 @@
 import { cpus } from 'node:os';
+import { basename } from 'node:path';
 import { zooEntries, zooModel } from '../model/zoo.js';
 import type { JobEvent } from '../protocol/events.js';
 import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
+import { runsService } from './runsService.js';
+import { clustersService } from './clustersService.js';
 
 const VERSION = '0.1.0';
 
@@ -15,6 +18,7 @@ export type StudioService = StudioApi & { close(): Promise<void> };
 export function createStudioService(opts: { shell: 'electron' | 'web' }): StudioService {
   const jobs = new Map<string, LocalJob>();
   const listeners = new Set<(jobId: string, event: JobEvent) => void>();
+  const { close: closeClusterTests, ...clusters } = clustersService();
 
   const job = (jobId: unknown): LocalJob => {
     const found = typeof jobId === 'string' ? jobs.get(jobId) : undefined;
@@ -76,11 +80,14 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async jobEvents(jobId: string, since: number) {
       return job(jobId).events.slice(Math.max(0, Number(since) || 0));
     },
+    ...runsService(() => new Map([...jobs.values()].filter((j) => j.runDir).map((j) => [basename(j.runDir), j.state]))),
+    ...clusters,
     onJobEvent(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async close() {
+      closeClusterTests();
       await Promise.all([...jobs.values()].map((j) => j.stop()));
     },
   };

@@ -7,6 +7,7 @@ import { runClusterCommand } from './hosts/clusterCommand.js';
 import { runSuggest } from './commands/suggest.js';
 import { runAttachCommand } from './commands/attach.js';
 import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';
+import { EXPORT_USAGE, runExportCommand } from './commands/export.js';
 import { runJobsCommand } from './commands/jobs.js';
 import { runStopCommand } from './commands/stop.js';
 import { printPresetPlan, runTrain, TRAIN_OPTIONS } from './commands/train.js';
@@ -28,6 +29,7 @@ Usage:
   shoal attach <job> [--json] [--no-follow]                         a job's history, then live events
   shoal stop <job>                                                  kill a job's processes on every host
   ${RESUME_USAGE}
+  ${EXPORT_USAGE}
   ${RESIZE_USAGE}
 
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
@@ -43,7 +45,7 @@ async function main(): Promise<void> {
     process.exitCode = await runClusterCommand(rest);
     return;
   }
-  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand, resize: runResizeCommand };
+  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand, resize: runResizeCommand, export: runExportCommand };
   if (command in jobCommands) {
     process.exitCode = await jobCommands[command](rest);
     return;

@@ -3,6 +3,8 @@ import type { ModelGraph } from '../model/graph.js';
 import type { ZooEntry } from '../model/zoo.js';
 import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
+import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from './clusters.js';
+import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from './runs.js';
 
 /**
  * StudioApi: the one typed surface both shells expose to the renderer. Electron exposes it through the
@@ -57,13 +59,32 @@ export interface StudioApi {
   listJobs(): Promise<JobSummary[]>;
   /** Events of a job from index `since` on: how a re-attaching view back-fills its charts. */
   jobEvents(jobId: string, since: number): Promise<JobEvent[]>;
+  /** Past and current runs from the run folders on disk, newest first. */
+  listRuns(): Promise<RunSummary[]>;
+  /** One run's curves, evaluations, plan and predicted vs measured step time. */
+  getRun(runId: string): Promise<RunDetail>;
+  /** Write the run's newest checkpoint as a tfjs LayersModel (model.json + weights) into `<run>/tfjs-model`. */
+  exportRunWeights(runId: string): Promise<WeightsExport>;
+  /** The files of that export, for a download in the browser shell. */
+  exportedWeightFiles(runId: string): Promise<ExportedFile[]>;
+  /** SSH clusters as stored in clusters.json (key paths only). */
+  listClusters(): Promise<ClusterListing>;
+  addClusterHosts(request: AddHostsRequest): Promise<ClusterListing>;
+  /** Hosts from an ssh config (default ~/.ssh/config): Host, HostName, User, Port, IdentityFile, ProxyJump, Include. */
+  importClusterHosts(request: ImportHostsRequest): Promise<ClusterListing & { imported: string[]; warnings: string[]; from: string }>;
+  /** Start a connection test (preflight of every host); poll clusterTestStatus for progress and host-key questions. */
+  startClusterTest(cluster: string): Promise<{ testId: string }>;
+  clusterTestStatus(testId: string): Promise<ClusterTestStatus>;
+  /** Trust or refuse an unknown host key a test is waiting on. */
+  answerHostKey(answer: TrustAnswer): Promise<void>;
   /** Live events of every job; returns the function that unsubscribes. */
   onJobEvent(listener: (jobId: string, event: JobEvent) => void): () => void;
 }
 
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
-export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents'];
+export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
+  'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */
 export const RpcCallSchema = z.object({

@@ -1,5 +1,8 @@
 import { useEffect } from 'react';
 import { GraphView } from './graph/GraphView';
+import { installBenchHook } from './bench/benchHook';
+import { ModelFileDrop } from './model/ModelFileControls';
+import { StudioMenu } from './shell/StudioMenu';
 import { initStudio } from './store/actions';
 import { AutoPlanPanel } from './views/AutoPlanPanel';
 import { FinalBanner } from './views/FinalBanner';
@@ -20,11 +23,12 @@ export function App() {
     // StrictMode runs effects twice in development; connect once per page.
     if (started) return;
     started = true;
-    void initStudio();
+    void initStudio().then(installBenchHook);
   }, []);
   return (
     <div className="app">
       <Header />
+      <StudioMenu />
       <main className="workspace">
         <div className="workspace__main">
           <GraphView />
@@ -41,6 +45,7 @@ export function App() {
         </aside>
       </main>
       <StatusLine />
+      <ModelFileDrop />
     </div>
   );
 }

@@ -139,6 +139,8 @@ export class LocalJob {
         rebalance: this.options.rebalance,
         profile: this.options.profile,
         profilePath: join(this.runDir, 'profile.json'),
+        // The job's history outlives this process: the studio lists and reopens past runs from it.
+        eventLogPath: join(this.runDir, 'events.jsonl'),
         profileBatches: this.options.profileBatches,
         profileRepeats: this.options.profileRepeats,
         profileFull: this.options.profileFull,

@@ -1,6 +1,8 @@
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
+import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from '../../../engine/protocol/clusters';
+import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
 import type { Transport } from './transport';
@@ -30,6 +32,16 @@ export function clientOver(transport: Transport): StudioClient {
     resizeJob: (jobId: string, request: ResizeRequest) => call<void>('resizeJob', jobId, request),
     listJobs: () => call<JobSummary[]>('listJobs'),
     jobEvents: (jobId: string, since: number) => call<JobEvent[]>('jobEvents', jobId, since),
+    listRuns: () => call<RunSummary[]>('listRuns'),
+    getRun: (runId: string) => call<RunDetail>('getRun', runId),
+    exportRunWeights: (runId: string) => call<WeightsExport>('exportRunWeights', runId),
+    exportedWeightFiles: (runId: string) => call<ExportedFile[]>('exportedWeightFiles', runId),
+    listClusters: () => call<ClusterListing>('listClusters'),
+    addClusterHosts: (request: AddHostsRequest) => call<ClusterListing>('addClusterHosts', request),
+    importClusterHosts: (request: ImportHostsRequest) => call<ClusterListing & { imported: string[]; warnings: string[]; from: string }>('importClusterHosts', request),
+    startClusterTest: (cluster: string) => call<{ testId: string }>('startClusterTest', cluster),
+    clusterTestStatus: (testId: string) => call<ClusterTestStatus>('clusterTestStatus', testId),
+    answerHostKey: (answer: TrustAnswer) => call<void>('answerHostKey', answer),
     onJobEvent: (listener: (jobId: string, event: JobEvent) => void) => transport.subscribe((message) => listener(message.jobId, message.event)),
     onDisconnect: (listener) => transport.onClose?.(listener),
   };

@@ -11,16 +11,17 @@ export type BlockFlowNode = Node<{ group: string; layers: LayerNode[] } & LayerD
 
 /** A folded group of layers: its name, kinds, output and parameters; selected, dragged and moved as one. */
 export function BlockNodeView({ data }: NodeProps<BlockFlowNode>) {
-  const { group, layers, stage, selected, issues } = data;
+  const { group, layers, stage, selected, issues, found } = data;
   const kinds = [...new Set(layers.map((l) => l.spec.kind))];
   const params = layers.reduce((sum, l) => sum + l.params, 0);
   const last = layers[layers.length - 1];
   const ids = layers.map((l) => l.id);
   return (
     <div
-      className={`layer-node layer-node--block nodrag nopan${selected ? ' layer-node--selected' : ''}`}
+      className={`layer-node layer-node--block nodrag nopan${selected ? ' layer-node--selected' : ''}${found ? ` layer-node--found-${found}` : ''}`}
       data-testid="graph-block"
       data-group={group}
+      data-found={found}
       data-layers={ids.join(' ')}
       data-stage={stage}
       aria-selected={selected}

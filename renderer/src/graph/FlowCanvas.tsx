@@ -1,4 +1,4 @@
-import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow } from '@xyflow/react';
+import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore } from '@xyflow/react';
 import type { Edge, Node, NodeTypes } from '@xyflow/react';
 import { useEffect, useRef } from 'react';
 import type { DragEvent } from 'react';
@@ -23,12 +23,22 @@ interface Props {
   version: number;
   stages: Array<Box & { stage: number }>;
   onDropTarget(stage: number | undefined): void;
+  /** Centre the view on this point (flow coordinates) whenever `seq` changes: a search match. */
+  focus?: { x: number; y: number; seq: number };
 }
+
+/**
+ * Below this zoom a layer's text is too small to read: nodes are drawn as plain coloured boxes (a class
+ * on the canvas, so crossing the threshold re-renders no node), which keeps panning and zooming a
+ * 1,000-layer graph smooth.
+ */
+export const FAR_ZOOM = 0.4;
 
 const miniColor = (node: Node) => (node.type === 'stage' ? 'transparent' : stageColor(node.data.stage as number | undefined));
 
-function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget }: Props) {
+function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget, focus }: Props) {
   const flow = useReactFlow();
+  const far = useStore((s) => s.transform[2] < FAR_ZOOM);
   const target = useRef<number>(undefined);
   const userMoved = useRef(false);
   const fitted = useRef('');
@@ -39,6 +49,13 @@ function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget }: Props) 
     const frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.08, maxZoom: 1.1 }));
     return () => cancelAnimationFrame(frame);
   }, [flow, fitKey, version]);
+  useEffect(() => {
+    if (!focus) return;
+    // The user asked for this view: a relayout must not fit it away.
+    userMoved.current = true;
+    void flow.setCenter(focus.x, focus.y, { zoom: Math.max(flow.getZoom(), 0.85), duration: 250 });
+    // Only a new search step moves the view, not the point shifting under a relayout.
+  }, [flow, focus?.seq]);
   // The panel shrinks when the monitor opens: keep the graph fitted while the user has not moved it.
   const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -82,7 +99,7 @@ function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget }: Props) 
   };
 
   return (
-    <div ref={box} className="graph__canvas" onDragOver={onDragOver} onDrop={onDrop} onDragLeave={(e) => e.currentTarget === e.target && setTarget(undefined)}>
+    <div ref={box} className={`graph__canvas${far ? ' graph__canvas--far' : ''}`} onDragOver={onDragOver} onDrop={onDrop} onDragLeave={(e) => e.currentTarget === e.target && setTarget(undefined)}>
       <ReactFlow
         nodes={nodes}
         edges={edges}
@@ -96,13 +113,15 @@ function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget }: Props) 
         onlyRenderVisibleElements={nodes.length > 300}
         onMoveStart={(event) => {
           if (event) userMoved.current = true;
+          box.current?.classList.add('graph__canvas--moving');
         }}
+        onMoveEnd={() => box.current?.classList.remove('graph__canvas--moving')}
         onPaneClick={() => setSelection([])}
         fitView
       >
         <Background gap={24} size={1} />
         <Controls showInteractive={false} />
-        {nodes.length > 60 && <MiniMap pannable zoomable nodeColor={miniColor} maskColor="rgba(15, 20, 25, 0.7)" />}
+        {nodes.length > 60 && <MiniMap pannable zoomable nodeColor={miniColor} maskColor="rgba(15, 20, 25, 0.7)" ariaLabel="Minimap" />}
       </ReactFlow>
     </div>
   );

@@ -1,4 +1,4 @@
-import { useMemo, useRef, useState } from 'react';
+import { useCallback, useMemo, useRef, useState } from 'react';
 import type { ModelGraph } from '../../../engine/model/graph';
 import { useEditor } from '../editor/editorStore';
 import { EditorToolbar } from '../editor/EditorToolbar';
@@ -7,8 +7,16 @@ import { stageMap, usePlan } from '../store/planState';
 import { useStudio } from '../store/studioStore';
 import { canCollapse, COLLAPSE_ABOVE, viewGraph } from './collapse';
 import { FlowCanvas } from './FlowCanvas';
+import { GraphSearch } from './GraphSearch';
+import { NODE_HEIGHT, NODE_WIDTH } from './layout';
+import { searchLayers, stepHit } from './search';
 import { toFlow } from './toFlow';
 import { useGraphLayout } from './useGraphLayout';
+
+/** A key per opened model: two files may hold models of one name, and each must be laid out afresh. */
+const modelKeys = new WeakMap<ModelGraph, string>();
+let opened = 0;
+const modelKey = (model: ModelGraph) => modelKeys.get(model) ?? (modelKeys.set(model, `${++opened}:${model.name}`), `${opened}:${model.name}`);
 
 /** The layer graph of the open model, laid out by elkjs, grouped into the plan's stages, and edited in place. */
 export function GraphView() {
@@ -24,19 +32,36 @@ export function GraphView() {
   const folded = foldable && (fold?.model === model ? fold.folded : model.layers.length > COLLAPSE_ABOVE);
   const { stageOf } = state;
   const view = useMemo(() => (model ? viewGraph(model, stageOf, folded) : undefined), [model, stageOf, folded]);
-  const key = useMemo(() => (model && view ? `${model.name}|${folded}|${JSON.stringify([...view.stageOf.entries()])}` : ''), [model, view, folded]);
-  const layout = useGraphLayout(view, key, model?.name, panel);
+  const mkey = model ? modelKey(model) : undefined;
+  const key = useMemo(() => (model && view ? `${modelKey(model)}|${folded}|${JSON.stringify([...view.stageOf.entries()])}` : ''), [model, view, folded]);
+  const layout = useGraphLayout(view, key, mkey, panel);
   const params = useMemo(() => new Map(model?.layers.map((l) => [l.id, l.params]) ?? []), [model]);
   const selected = useMemo(() => new Set(selection), [selection]);
   const previewStageOf = useMemo(() => (preview ? stageMap(preview) : undefined), [preview]);
 
+  // Search: the matches among what is drawn; every query change or Enter bumps `seq`, which focuses the match.
+  const [search, setSearch] = useState({ open: false, query: '', index: -1, seq: 0 });
+  const hits = useMemo(() => (layout && search.open ? searchLayers(layout.view.nodes, search.query) : []), [layout, search.open, search.query]);
+  const current = search.index >= 0 ? hits[search.index] : undefined;
+  const onSearchOpen = useCallback((open: boolean) => setSearch((s) => (s.open === open ? s : { ...s, open, index: open ? s.index : -1 })), []);
+  const onQuery = (query: string) => setSearch((s) => ({ ...s, query, index: 0, seq: s.seq + 1 }));
+  const onStep = (step: 1 | -1) => setSearch((s) => ({ ...s, index: stepHit(s.index, hits.length, step), seq: s.seq + 1 }));
+  const found = useMemo(() => (hits.length ? { matches: new Set(hits.map((h) => h.viewId)), current: current?.viewId } : undefined), [hits, current]);
+  const focus = useMemo(() => {
+    const pos = current && layout?.result.layers.find((l) => l.id === current.viewId);
+    if (!pos || !layout) return undefined;
+    const box = pos.stage === undefined ? undefined : layout.result.stages.find((b) => b.stage === pos.stage);
+    return { x: pos.x + (box?.x ?? 0) + NODE_WIDTH / 2, y: pos.y + (box?.y ?? 0) + NODE_HEIGHT / 2, seq: search.seq };
+    // Focus when the user searches or steps (seq), not when a relayout moves the match.
+  }, [search.seq, current?.viewId]);
+
   const flow = useMemo(() => {
     if (!layout) return undefined;
-    return toFlow(layout.view.nodes, layout.result, (id) => params.get(id) ?? 0, { state, selection: selected, previewStageOf, dropStage });
-  }, [layout, params, state, selected, previewStageOf, dropStage]);
+    return toFlow(layout.view.nodes, layout.result, (id) => params.get(id) ?? 0, { state, selection: selected, previewStageOf, dropStage, found });
+  }, [layout, params, state, selected, previewStageOf, dropStage, found]);
 
   return (
-    <section ref={panel} className="graph panel" data-testid="graph" aria-label="Layer graph">
+    <section ref={panel} className="graph panel" data-testid="graph" aria-label="Layer graph" data-layout-ms={layout ? Math.round(layout.ms) : undefined} data-layout-nodes={layout?.view.nodes.length}>
       {!model && <div className="empty">Pick a model to see its layers.</div>}
       {model && !flow && <div className="empty">Laying out {model.layers.length} layers…</div>}
       {model && <EditorToolbar />}
@@ -44,12 +69,14 @@ export function GraphView() {
         <FlowCanvas
           nodes={flow.nodes}
           edges={flow.edges}
-          fitKey={`${model?.name}|${folded}|${layout.result.stages.length}`}
+          fitKey={`${mkey}|${folded}|${layout.result.stages.length}`}
           version={layout.version}
           stages={layout.result.stages}
           onDropTarget={setDropStage}
+          focus={focus}
         />
       )}
+      {flow && <GraphSearch open={search.open} query={search.query} hits={hits} index={current ? search.index : -1} onOpen={onSearchOpen} onQuery={onQuery} onStep={onStep} />}
       {preview && (
         <div className="graph__preview" data-testid="graph-preview">
           Previewing a suggestion: {preview.stages.length} stage{preview.stages.length > 1 ? 's' : ''} (layer colours) — Apply to edit it

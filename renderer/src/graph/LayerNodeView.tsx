@@ -13,19 +13,22 @@ export type LayerDecor = {
   issues: Diagnostic[];
   /** The weight layout when the layer is sharded (not replicated). */
   sharding?: string;
+  /** A search match; 'current' is the focused one. */
+  found?: 'current' | 'match';
 };
 
 export type LayerFlowNode = Node<{ layer: LayerNode } & LayerDecor, 'layer'>;
 
 /** One layer: its name and kind, its configuration, output shape and parameters; select, drag, right-click. */
 export function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
-  const { layer, stage, selected, issues, sharding } = data;
+  const { layer, stage, selected, issues, sharding, found } = data;
   const handlers = nodeHandlers([layer.id]);
   return (
     <div
-      className={`layer-node nodrag nopan${selected ? ' layer-node--selected' : ''}`}
+      className={`layer-node nodrag nopan${selected ? ' layer-node--selected' : ''}${found ? ` layer-node--found-${found}` : ''}`}
       data-testid="graph-node"
       data-layer={layer.id}
+      data-found={found}
       data-stage={stage}
       aria-selected={selected}
       style={{ borderLeftColor: stageColor(stage) }}

@@ -18,8 +18,25 @@ export interface ViewGraph {
 /** Models with more layers than this open with their blocks folded. */
 export const COLLAPSE_ABOVE = 40;
 
+/** A big model without groups (a long Sequential import) folds into runs of this many consecutive layers. */
+export const CHUNK_ABOVE = 200;
+export const CHUNK = 20;
+
+/**
+ * The group each layer folds into: the model's own groups, or for a big ungrouped model runs of CHUNK
+ * layers in graph order ("layers 1–20"), so that a 1,000-layer model opens as ~50 blocks.
+ */
+export function groupsOf(model: ModelGraph): Array<string | undefined> {
+  const n = model.layers.length;
+  if (model.layers.some((l) => l.group !== undefined) || n <= CHUNK_ABOVE) return model.layers.map((l) => l.group);
+  return model.layers.map((_, i) => {
+    const first = i - (i % CHUNK);
+    return `layers ${first + 1}–${Math.min(first + CHUNK, n)}`;
+  });
+}
+
 export function canCollapse(model: ModelGraph): boolean {
-  return model.layers.some((l) => l.group !== undefined);
+  return model.layers.length > CHUNK_ABOVE || model.layers.some((l) => l.group !== undefined);
 }
 
 export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, collapse: boolean): ViewGraph {
@@ -27,19 +44,21 @@ export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, colla
   const blocks = new Map<string, Extract<ViewNode, { kind: 'block' }>>();
   const nodes: ViewNode[] = [];
   const viewStage = new Map<string, number>();
-  for (const layer of model.layers) {
+  const groups = collapse ? groupsOf(model) : [];
+  for (const [i, layer] of model.layers.entries()) {
     const stage = stageOf.get(layer.id);
-    if (!collapse || layer.group === undefined) {
+    const group = groups[i];
+    if (!collapse || group === undefined) {
       viewIdOf.set(layer.id, layer.id);
       nodes.push({ id: layer.id, kind: 'layer', layer, inputs: [] });
       if (stage !== undefined) viewStage.set(layer.id, stage);
       continue;
     }
-    const id = `block:${layer.group}@${stage ?? '-'}`;
+    const id = `block:${group}@${stage ?? '-'}`;
     viewIdOf.set(layer.id, id);
     let block = blocks.get(id);
     if (!block) {
-      block = { id, kind: 'block', group: layer.group, layers: [], inputs: [] };
+      block = { id, kind: 'block', group, layers: [], inputs: [] };
       blocks.set(id, block);
       nodes.push(block);
       if (stage !== undefined) viewStage.set(id, stage);

@@ -19,11 +19,13 @@ export interface Decorations {
   /** Layer id → stage of a previewed suggestion, which colours the layers instead of the plan. */
   previewStageOf?: Map<string, number>;
   dropStage?: number;
+  /** Search matches (drawn node ids) and the focused one. */
+  found?: { matches: Set<string>; current?: string };
 }
 
 /** Turn the drawn graph and its layout into xyflow nodes (stage boxes as parents) and edges. */
 export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerId: string) => number, decor: Decorations): { nodes: FlowNode[]; edges: Edge[] } {
-  const { state, selection, previewStageOf } = decor;
+  const { state, selection, previewStageOf, found } = decor;
   const plan: Plan | undefined = state.plan;
   const predictions = state.cost ? stagePredictions(state.cost) : [];
   const byId = new Map(view.map((n) => [n.id, n]));
@@ -65,6 +67,7 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
       selected: ids.some((id) => selection.has(id)),
       issues: ids.flatMap((id) => state.byLayer.get(id) ?? []),
       sharding: node.kind === 'layer' ? weight(node.layer.id) : undefined,
+      found: found?.current === pos.id ? ('current' as const) : found?.matches.has(pos.id) ? ('match' as const) : undefined,
     };
     return node.kind === 'layer'
       ? [{ ...common, type: 'layer' as const, data: { layer: node.layer, ...decor } }]
@@ -92,6 +95,8 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
         markerEnd: { type: MarkerType.ArrowClosed },
         className: sideways ? 'edge--sideways' : undefined,
         zIndex: 2,
+        // Edges are not interactive: no invisible wide hit path, which costs hit testing on every pointer move.
+        interactionWidth: 0,
       };
     }),
   );

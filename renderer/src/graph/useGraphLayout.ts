@@ -10,6 +10,8 @@ export interface GraphLayout {
   view: ViewGraph;
   key: string;
   version: number;
+  /** How long the layout took (elk in its worker, including the round trip), for the bench and the curious. */
+  ms: number;
   note?: string;
 }
 
@@ -25,7 +27,9 @@ export function useGraphLayout(view: ViewGraph | undefined, key: string, model: 
     let cancelled = false;
     const size = panel.current;
     const input = { layers: view.nodes, stageOf: view.stageOf, aspectRatio: size && size.clientHeight > 0 ? size.clientWidth / size.clientHeight : undefined };
-    const done = (result: LayoutResult, note?: string) => !cancelled && setLayout((prev) => ({ result, view, key, model, version: (prev?.version ?? 0) + 1, note }));
+    const started = performance.now();
+    const done = (result: LayoutResult, note?: string) =>
+      !cancelled && setLayout((prev) => ({ result, view, key, model, version: (prev?.version ?? 0) + 1, ms: performance.now() - started, note }));
     layoutGraph(input).then(
       (result) => done(result),
       (error: unknown) => done(columnLayout(input), `Layout worker failed (${String(error)}); showing a simple column.`),

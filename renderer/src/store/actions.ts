@@ -2,6 +2,7 @@ import type { JobEvent } from '../../../engine/protocol/events';
 import type { StudioClient } from '../api/client';
 import { connectStudio } from '../api/client';
 import { applyEvents, emptyMetrics, isActive } from './metrics';
+import { dismissAlert } from '../monitor/alerts';
 import { presetPlan } from '../../../engine/plan/presets';
 import type { ModelGraph } from '../../../engine/model/graph';
 import { clearPlan, loadPlan, useEditor } from '../editor/editorStore';
@@ -33,6 +34,11 @@ function flush(): void {
 function enqueue(jobId: string, event: JobEvent): void {
   queue.push({ jobId, event });
   flushTimer ??= setTimeout(flush, FLUSH_MS);
+}
+
+/** The connected studio API (undefined until initStudio connects): for views with calls of their own (runs, projects). */
+export function studioClient(): StudioClient | undefined {
+  return client;
 }
 
 export async function initStudio(): Promise<void> {
@@ -89,6 +95,12 @@ export async function selectModel(name: string): Promise<void> {
   }
 }
 
+/** Show a model that is not in the zoo (an imported model.json) under a picker key of its own, with a fresh preset plan. */
+export function showModel(key: string, model: ModelGraph): void {
+  useStudio.getState().set({ modelName: key, model, modelError: undefined });
+  loadPreset(model, useStudio.getState().preset, true);
+}
+
 /** Load a preset's plan into the editor; a preset that cannot cut this model says why. */
 function loadPreset(model: ModelGraph, preset: PresetName, fresh: boolean): void {
   try {
@@ -119,7 +131,7 @@ export async function startTraining(): Promise<void> {
   if (state.cluster !== 'local' || !plan || diagnostics.some((d) => d.severity === 'error')) return;
   queue = [];
   const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}`;
-  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, schedule: plan.schedule, metrics: emptyMetrics() } });
+  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, schedule: plan.schedule, plan, metrics: emptyMetrics() } });
   try {
     const { jobId } = await client.startTraining({ plan, agents: state.agents, epochs: state.epochs });
     const job = useStudio.getState().job;
@@ -154,4 +166,10 @@ export async function resizeJob(request: { add?: number; remove?: number[] }): P
     useStudio.getState().set({ actionError: `Could not resize the job: ${errorText(error)}` });
     return false;
   }
+}
+
+/** Hide an alert of the current job (a later one of the same kind shows again). */
+export function dismissJobAlert(id: string): void {
+  const { job, set } = useStudio.getState();
+  if (job) set({ job: { ...job, metrics: { ...job.metrics, alerts: dismissAlert(job.metrics.alerts, id) } } });
 }

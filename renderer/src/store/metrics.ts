@@ -1,4 +1,6 @@
-import type { FinalEvent, JobEvent, JobState } from '../../../engine/protocol/events';
+import type { FinalEvent, JobEvent, JobState, ProfileEvent, TimelineJobEvent } from '../../../engine/protocol/events';
+import { addAlert, alertFinding } from '../monitor/alerts';
+import type { Alert } from '../monitor/alerts';
 
 /** The latest health of one stage of an asynchronous (PipeMare) pipeline. */
 export type PipelineStageLine = Extract<JobEvent, { type: 'pipeline' }>;
@@ -39,6 +41,18 @@ export interface JobMetrics {
   evalSteps: number[];
   /** Test accuracy in percent. */
   accuracy: number[];
+  /** Per step: its epoch, step time and longest gradient-communication wait (NaN when not reported). */
+  stepEpochs: number[];
+  stepMs: number[];
+  commWaitMs: number[];
+  /** Per evaluation. */
+  testLoss: number[];
+  /** The newest sampled step timelines (every agent's events on the coordinator's axis), oldest first. */
+  timelines: TimelineJobEvent[];
+  /** What the agents measured before the first step (calibrates the predicted timeline). */
+  profile?: ProfileEvent['profile'];
+  /** NaN loss, lost agents, stalled collectives; dismissed ones stay, flagged. */
+  alerts: Alert[];
   epoch: number;
   elapsedMs: number;
   agents: AgentLine[];
@@ -53,9 +67,29 @@ export interface JobMetrics {
 }
 
 const MAX_LOGS = 500;
+const MAX_TIMELINES = 50;
 
 export function emptyMetrics(): JobMetrics {
-  return { state: 'starting', steps: [], loss: [], samplesPerSec: [], evalSteps: [], accuracy: [], epoch: 0, elapsedMs: 0, agents: [], logs: [], pipeline: [], markers: [] };
+  return {
+    state: 'starting',
+    steps: [],
+    loss: [],
+    samplesPerSec: [],
+    evalSteps: [],
+    accuracy: [],
+    stepEpochs: [],
+    stepMs: [],
+    commWaitMs: [],
+    testLoss: [],
+    timelines: [],
+    alerts: [],
+    epoch: 0,
+    elapsedMs: 0,
+    agents: [],
+    logs: [],
+    pipeline: [],
+    markers: [],
+  };
 }
 
 export function isActive(state: JobState): boolean {
@@ -72,10 +106,16 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
     samplesPerSec: [...previous.samplesPerSec],
     evalSteps: [...previous.evalSteps],
     accuracy: [...previous.accuracy],
+    stepEpochs: [...previous.stepEpochs],
+    stepMs: [...previous.stepMs],
+    commWaitMs: [...previous.commWaitMs],
+    testLoss: [...previous.testLoss],
     agents: [...previous.agents],
     logs: [...previous.logs],
   };
   for (const event of events) {
+    const finding = alertFinding(event);
+    if (finding) next.alerts = addAlert(next.alerts, finding);
     switch (event.type) {
       case 'status':
         next.state = event.state;
@@ -90,6 +130,9 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
         next.steps.push(event.step);
         next.loss.push(event.loss);
         next.samplesPerSec.push(event.samplesPerSec);
+        next.stepEpochs.push(event.epoch);
+        next.stepMs.push(event.stepMs);
+        next.commWaitMs.push(event.commWaitMs ?? Number.NaN);
         next.epoch = event.epoch;
         next.elapsedMs = event.elapsedMs;
         break;
@@ -97,6 +140,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
         if (next.evalSteps.length > 0 && event.step <= next.evalSteps[next.evalSteps.length - 1]) break;
         next.evalSteps.push(event.step);
         next.accuracy.push(event.testAccuracy * 100);
+        next.testLoss.push(event.testLoss);
         break;
       case 'log':
         next.logs.push({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });
@@ -106,6 +150,13 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
         break;
       case 'pipeline':
         next.pipeline = [...next.pipeline.filter((p) => p.stage !== event.stage), event].sort((a, b) => a.stage - b.stage);
+        break;
+      case 'timeline':
+        if (next.timelines.some((t) => t.step === event.step)) break;
+        next.timelines = [...next.timelines, event].sort((a, b) => a.step - b.step).slice(-MAX_TIMELINES);
+        break;
+      case 'profile':
+        next.profile = event.profile;
         break;
       case 'final':
         next.final = event;

@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
+import type { Plan } from '../../../engine/plan/plan';
 import type { StudioInfo } from '../../../engine/protocol/studioApi';
 import type { ClusterChoice } from './clusters';
 import type { JobMetrics } from './metrics';
@@ -22,6 +23,8 @@ export interface JobView {
   agents: number;
   /** The plan's schedule: an asynchronous pipeline cannot be resized. */
   schedule?: 'gpipe' | '1f1b' | 'async';
+  /** The plan the job runs (unknown for a job re-attached after a reload). */
+  plan?: Plan;
   metrics: JobMetrics;
 }
 

@@ -1,4 +1,5 @@
-import { selectModel } from '../store/actions';
+import { chooseModel, useModelFiles } from '../model/modelFiles';
+import { OpenModelButton } from '../model/ModelFileControls';
 import { useStudio } from '../store/studioStore';
 import { formatCompact } from '../format';
 import { isActive } from '../store/metrics';
@@ -11,6 +12,8 @@ export function Header() {
   const info = useStudio((s) => s.info);
   const busy = useStudio((s) => !!s.job && isActive(s.job.metrics.state));
   const entry = models.find((m) => m.name === modelName);
+  const imported = useModelFiles((s) => s.imported);
+  const fromFile = imported && imported.key === modelName ? imported : undefined;
   return (
     <header className="header">
       <div className="brand" aria-label="Shoal">
@@ -23,7 +26,7 @@ export function Header() {
           data-testid="model-picker"
           value={modelName ?? ''}
           disabled={models.length === 0 || busy}
-          onChange={(e) => void selectModel(e.target.value)}
+          onChange={(e) => chooseModel(e.target.value)}
         >
           {models.length === 0 && <option value="">Loading…</option>}
           {models.map((m) => (
@@ -31,8 +34,18 @@ export function Header() {
               {m.name}
             </option>
           ))}
+          {imported && <option value={imported.key}>{imported.fileName} (file)</option>}
         </select>
       </label>
+      <OpenModelButton disabled={busy} />
+      {fromFile && (
+        <div className="header__model" data-testid="imported-model">
+          <span>{fromFile.graph.description}</span>
+          <span className="muted">
+            {fromFile.graph.layers.length} layers · {formatCompact(fromFile.graph.layers.reduce((sum, l) => sum + l.params, 0))} params
+          </span>
+        </div>
+      )}
       {entry && (
         <div className="header__model">
           <span>{entry.description}</span>

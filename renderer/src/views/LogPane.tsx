@@ -1,9 +1,14 @@
-import { useEffect, useRef } from 'react';
+import { useEffect, useMemo, useRef, useState } from 'react';
+import { filterLogs, logSources, NO_FILTER } from '../monitor/logFilter';
 import { useStudio } from '../store/studioStore';
+import { LogFilterBar } from './LogFilterBar';
 
-/** The job's log lines, host and rank on each, newest at the bottom (follows unless scrolled up). */
+/** The job's log lines, host and rank on each, newest at the bottom (follows unless scrolled up); filterable by host, rank and level. */
 export function LogPane() {
-  const logs = useStudio((s) => s.job?.metrics.logs);
+  const all = useStudio((s) => s.job?.metrics.logs);
+  const [filter, setFilter] = useState(NO_FILTER);
+  const sources = useMemo(() => logSources(all ?? []), [all]);
+  const logs = useMemo(() => (all ? filterLogs(all, filter) : all), [all, filter]);
   const list = useRef<HTMLOListElement>(null);
   const follow = useRef(true);
   useEffect(() => {
@@ -12,7 +17,10 @@ export function LogPane() {
   }, [logs]);
   return (
     <section className="panel logs" aria-label="Log">
-      <h2 className="panel__title">Log</h2>
+      <div className="logs__head">
+        <h2 className="panel__title">Log</h2>
+        <LogFilterBar filter={filter} hosts={sources.hosts} ranks={sources.ranks} onChange={setFilter} />
+      </div>
       <ol
         ref={list}
         className="logs__list"
@@ -24,7 +32,7 @@ export function LogPane() {
         }}
       >
         {(logs ?? []).map((line, i) => (
-          <li key={i} className={`log log--${line.level}`}>
+          <li key={i} className={`log log--${line.level}`} data-testid="log-line" data-rank={line.rank ?? ''} data-host={line.host}>
             <time>{new Date(line.time).toLocaleTimeString()}</time>
             <span className="log__where">
               {line.host}
@@ -33,7 +41,7 @@ export function LogPane() {
             <span className="log__message">{line.message}</span>
           </li>
         ))}
-        {!logs?.length && <li className="muted">No log lines yet.</li>}
+        {!logs?.length && <li className="muted">{all?.length ? 'No lines match the filter.' : 'No log lines yet.'}</li>}
       </ol>
     </section>
   );

@@ -1,7 +1,11 @@
 import { LineChart } from '../charts/LineChart';
 import { useStudio } from '../store/studioStore';
 import { stageColor } from '../graph/stageColors';
+import { AlertStrip } from './AlertStrip';
+import { ExportButtons } from './ExportButtons';
+import { MeasuredTimeline } from './MeasuredTimeline';
 import { PipelineStats } from './PipelineStats';
+import { RankTable } from './RankTable';
 
 /** Accuracy: from a round number a little below the lowest value up to 100%, so late gains stay visible. */
 const percentRange = (min: number): [number, number] => [Math.max(0, Math.min(90, Math.floor((min - 2) / 5) * 5)), 100];
@@ -9,12 +13,16 @@ const formatLoss = (v: number) => v.toFixed(3);
 const formatPercent = (v: number) => `${v.toFixed(1)}%`;
 const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0));
 
-/** Live charts of the current job: training loss per step, test accuracy per evaluation, throughput. */
+/**
+ * The current job live: alerts, loss per step, test accuracy per evaluation, throughput, per-agent
+ * utilization and memory, the merged timeline of all ranks against the plan's, and exports.
+ */
 export function Monitor() {
-  const metrics = useStudio((s) => s.job?.metrics);
+  const job = useStudio((s) => s.job);
+  const metrics = job?.metrics;
   const steps = metrics?.steps ?? [];
   // Before the first job the charts would be empty: a single line keeps the room for the graph.
-  if (!metrics) {
+  if (!job || !metrics) {
     return (
       <section className="monitor panel monitor--empty" aria-label="Monitor">
         <h2 className="panel__title">Monitor</h2>
@@ -33,7 +41,9 @@ export function Monitor() {
             </span>
           ))}
         </div>
+        <ExportButtons job={job} />
       </div>
+      <AlertStrip alerts={metrics.alerts} />
       <div className="monitor__charts">
         <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} markers={metrics.markers} />
         <LineChart
@@ -50,7 +60,9 @@ export function Monitor() {
         />
         <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} markers={metrics.markers} />
       </div>
+      <RankTable sample={metrics.timelines.at(-1)} agents={metrics.agents} membership={metrics.membership} pipeline={metrics.pipeline} commWaitMs={metrics.commWaitMs.at(-1)} />
       <PipelineStats stages={metrics.pipeline} />
+      <MeasuredTimeline samples={metrics.timelines} />
     </section>
   );
 }

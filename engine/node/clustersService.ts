@@ -1,0 +1,63 @@
+import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema, type ClusterListing } from '../protocol/clusters.js';
+import type { StudioApi } from '../protocol/studioApi.js';
+import { ClusterTests } from './hosts/clusterTests.js';
+import { clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
+import { hopLabel, hostsFromSpecs } from './hosts/hostSpecs.js';
+import { importSshConfig } from './hosts/sshConfigImport.js';
+
+type ClustersApi = Pick<StudioApi, 'listClusters' | 'addClusterHosts' | 'importClusterHosts' | 'startClusterTest' | 'clusterTestStatus' | 'answerHostKey'>;
+
+function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`The ${what} is malformed: ${parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(request)'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+function listing(): ClusterListing {
+  return {
+    file: clustersFile(),
+    clusters: loadClusters().map((c) => ({
+      name: c.name,
+      hosts: c.hosts.map((h) => ({ alias: h.alias, user: h.user, address: h.address, port: h.port, identityFiles: h.identityFiles, useAgent: h.useAgent, jump: h.jump.map(hopLabel) })),
+    })),
+  };
+}
+
+/**
+ * The Cluster view's part of the StudioApi, backed by the same store and preflight as `shoal cluster`:
+ * clusters.json (key paths only), ssh config import, and connection tests whose unknown host keys wait
+ * for the user's answer in the studio's trust dialog.
+ */
+export function clustersService(): ClustersApi & { close(): void } {
+  const tests = new ClusterTests();
+  return {
+    async listClusters() {
+      return listing();
+    },
+    async addClusterHosts(request) {
+      const r = parse(AddHostsRequestSchema, request, 'add-hosts request');
+      const existing = findCluster(r.cluster)?.hosts ?? [];
+      saveClusterHosts(r.cluster, hostsFromSpecs(r.hosts, { identityFile: r.identityFile, jump: r.jump, existing }));
+      return listing();
+    },
+    async importClusterHosts(request) {
+      const r = parse(ImportHostsRequestSchema, request, 'import request');
+      const imported = importSshConfig({ ...(r.sshConfig ? { file: r.sshConfig } : {}), ...(r.hosts?.length ? { only: r.hosts } : {}) });
+      saveClusterHosts(r.cluster, imported.hosts);
+      return { ...listing(), imported: imported.hosts.map((h) => h.alias), warnings: imported.warnings, from: imported.file };
+    },
+    async startClusterTest(name) {
+      const cluster = findCluster(parse(ClusterNameSchema, name, 'cluster name'));
+      if (!cluster) throw new Error(`No cluster "${name}" in ${clustersFile()}.`);
+      return { testId: tests.start(cluster) };
+    },
+    async clusterTestStatus(testId) {
+      return tests.status(parse(TestIdSchema, testId, 'test id'));
+    },
+    async answerHostKey(answer) {
+      const a = parse(TrustAnswerSchema, answer, 'answer');
+      tests.answer(a.testId, a.promptId, a.trust);
+    },
+    close: () => tests.close(),
+  };
+}

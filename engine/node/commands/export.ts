@@ -1,0 +1,24 @@
+import { parseArgs } from 'node:util';
+import type { CommandIo } from '../hosts/clusterCommand.js';
+import { exportWeights } from '../export/exportWeights.js';
+import { processIo } from './jobIo.js';
+
+export const EXPORT_USAGE = 'shoal export <run | run folder | checkpoint> [--out DIR] [--json]     trained weights in tfjs format (model.json + weights)';
+
+/** `shoal export <run> --out DIR`: the newest checkpoint's weights as a tfjs LayersModel folder. */
+export async function runExportCommand(args: string[], io: CommandIo = processIo): Promise<number> {
+  try {
+    const { positionals, values } = parseArgs({ args, options: { out: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+    if (positionals.length !== 1) throw new Error(`Usage: ${EXPORT_USAGE}`);
+    const result = exportWeights(positionals[0], values.out);
+    if (values.json) io.out(JSON.stringify(result) + '\n');
+    else {
+      io.out(`exported ${result.model} at step ${result.step} (${(result.bytes / 1e6).toFixed(2)} MB of weights) to ${result.dir}\n`);
+      io.out(`load it with: await tf.loadLayersModel('file://${result.dir}/model.json')  (tfjs-node), or serve the folder over http\n`);
+    }
+    return 0;
+  } catch (err) {
+    io.err(`shoal export: ${(err as Error).message}\n`);
+    return 1;
+  }
+}

@@ -1,0 +1,59 @@
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { readCheckpoint } from '../../../agents/coordinator/checkpointFile.js';
+import { kerasTopology } from '../../model/export/kerasTopology.js';
+import { zooModel } from '../../model/zoo.js';
+import type { WeightsExport } from '../../protocol/runs.js';
+import { findResumePoint } from '../jobs/runStore.js';
+
+export type { WeightsExport };
+
+export const WEIGHTS_FILE = 'group1-shard1of1.bin';
+
+
+/**
+ * Export a run's trained weights in tfjs format — `model.json` (Keras topology + weightsManifest) and
+ * one float32 weights file — loadable by `tf.loadLayersModel`. `target` is a run id, a run folder or a
+ * checkpoint file, as for `shoal resume`; the newest checkpoint of a run is used. Optimizer slots are
+ * left out: the export is for inference (or fine-tuning from scratch optimizer state).
+ */
+export function exportWeights(target: string, outDir?: string, generatedBy = 'shoal 0.1.0'): WeightsExport {
+  const { checkpoint, runDir } = findResumePoint(target);
+  const { header, body } = readCheckpoint(checkpoint);
+  const graph = zooModel(header.model);
+  const { topology, weights } = kerasTopology(graph, generatedBy);
+  const byName = new Map(header.tensors.filter((t) => !t.slot).map((t) => [t.name, t]));
+  const size = weights.reduce((n, w) => n + w.shape.reduce((a, b) => a * b, 1), 0);
+  const data = new Float32Array(size);
+  let at = 0;
+  for (const w of weights) {
+    const tensor = byName.get(w.name);
+    const expected = w.shape.reduce((a, b) => a * b, 1);
+    if (!tensor) throw new Error(`Checkpoint ${checkpoint} has no parameter "${w.name}" that model "${graph.name}" needs; it was written for another model.`);
+    if (tensor.length !== expected) {
+      throw new Error(`Parameter "${w.name}" has ${tensor.length} values in ${checkpoint} but ${expected} in model "${graph.name}" [${w.shape.join(', ')}].`);
+    }
+    data.set(body.subarray(tensor.offset, tensor.offset + tensor.length), at);
+    at += expected;
+  }
+  const dir = resolve(outDir ?? join(runDir ?? '.', 'tfjs-model'));
+  mkdirSync(dir, { recursive: true });
+  const modelJson = {
+    format: 'layers-model',
+    generatedBy,
+    convertedBy: null,
+    modelTopology: topology,
+    weightsManifest: [{ paths: [WEIGHTS_FILE], weights }],
+    userDefinedMetadata: { shoal: { checkpoint, step: header.step, jobId: header.jobId, createdAt: header.createdAt } },
+  };
+  // Weights first, then model.json: a folder with a model.json always has its weights.
+  writeAtomically(join(dir, WEIGHTS_FILE), Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+  writeAtomically(join(dir, 'model.json'), JSON.stringify(modelJson, null, 1) + '\n');
+  return { dir, files: ['model.json', WEIGHTS_FILE], model: graph.name, step: header.step, checkpoint, bytes: data.byteLength };
+}
+
+function writeAtomically(file: string, contents: string | Buffer): void {
+  const tmp = `${file}.tmp-${process.pid}`;
+  writeFileSync(tmp, contents);
+  renameSync(tmp, file);
+}

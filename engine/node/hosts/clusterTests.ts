@@ -1,0 +1,153 @@
+import type { TrustRequest } from '../deploy/ssh/connectHost.js';
+import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
+import type { ClusterTestStatus, HostTestView, TrustPrompt } from '../../protocol/clusters.js';
+import type { SshCluster } from './clusterStore.js';
+
+/** How long an unknown host key waits for the user before it is refused (the studio was closed). */
+const TRUST_WAIT_MS = 5 * 60_000;
+/** Finished tests kept for the view to read; older ones are forgotten. */
+const KEEP_FINISHED = 16;
+
+interface PendingTrust {
+  prompt: TrustPrompt;
+  resolve: (trust: boolean) => void;
+}
+
+class ClusterTestRun {
+  state: 'running' | 'done' = 'running';
+  readonly hosts = new Map<string, HostTestView>();
+  readonly pending = new Map<string, PendingTrust>();
+  private readonly decisions = new Map<string, Promise<boolean>>();
+
+  constructor(
+    readonly id: string,
+    readonly cluster: SshCluster,
+    private readonly nextPromptId: () => string,
+  ) {
+    for (const h of cluster.hosts) this.hosts.set(h.alias, { host: h.alias, steps: [] });
+  }
+
+  progress(e: PreflightEvent): void {
+    const view = this.hosts.get(e.host) ?? { host: e.host, steps: [] };
+    this.hosts.set(e.host, view);
+    const at = view.steps.findIndex((s) => s.step === e.step);
+    const step = { step: e.step, status: e.status, detail: e.detail };
+    if (at >= 0) view.steps[at] = step;
+    else view.steps.push(step);
+  }
+
+  /** Each unknown key (address, port, fingerprint) is asked once, even for hosts behind one jump host. */
+  trustRequest = (r: TrustRequest): Promise<boolean> => {
+    const key = `${r.address}:${r.port} ${r.fingerprint}`;
+    let decision = this.decisions.get(key);
+    if (!decision) {
+      decision = new Promise<boolean>((resolve) => {
+        const id = this.nextPromptId();
+        const timer = setTimeout(() => this.answer(id, false), TRUST_WAIT_MS);
+        timer.unref?.();
+        this.pending.set(id, {
+          prompt: { id, where: r.where, keyType: r.keyType, fingerprint: r.fingerprint },
+          resolve: (trust) => {
+            clearTimeout(timer);
+            resolve(trust);
+          },
+        });
+      });
+      this.decisions.set(key, decision);
+    }
+    return decision;
+  };
+
+  answer(promptId: string, trust: boolean): boolean {
+    const pending = this.pending.get(promptId);
+    if (!pending) return false;
+    this.pending.delete(promptId);
+    pending.resolve(trust);
+    return true;
+  }
+
+  finish(results: HostPreflight[]): void {
+    for (const r of results) {
+      const view = this.hosts.get(r.host) ?? { host: r.host, steps: [] };
+      const f = r.facts;
+      this.hosts.set(r.host, {
+        ...view,
+        where: r.where,
+        ok: r.ok,
+        steps: r.steps.map((s) => ({ step: s.step, status: s.status, detail: s.detail })),
+        facts: f && {
+          os: f.os,
+          arch: f.arch,
+          cpus: f.cpus,
+          memoryBytes: f.memoryBytes,
+          diskFreeBytes: f.diskFreeBytes,
+          node: f.node?.version,
+          gpus: f.gpus.map((g) => g.name),
+        },
+      });
+    }
+    this.state = 'done';
+  }
+
+  status(): ClusterTestStatus {
+    const hosts = [...this.hosts.values()];
+    return {
+      id: this.id,
+      cluster: this.cluster.name,
+      state: this.state,
+      hosts,
+      trust: [...this.pending.values()].map((p) => p.prompt),
+      ...(this.state === 'done' ? { ready: hosts.filter((h) => h.ok).length } : {}),
+    };
+  }
+}
+
+/**
+ * Connection tests the studio started: preflight of every host of a cluster (8 at a time, as the CLI),
+ * its progress read by polling, and unknown host keys held until the user trusts or refuses them.
+ */
+export class ClusterTests {
+  private readonly runs = new Map<string, ClusterTestRun>();
+  private count = 0;
+  private prompts = 0;
+
+  start(cluster: SshCluster): string {
+    if (cluster.hosts.length === 0) throw new Error(`Cluster ${cluster.name} has no hosts. Add some first.`);
+    const id = `test-${++this.count}`;
+    const run = new ClusterTestRun(id, cluster, () => `trust-${++this.prompts}`);
+    this.runs.set(id, run);
+    void preflightHosts(cluster.hosts, { onProgress: (e) => run.progress(e), trustRequest: run.trustRequest }).then(
+      (results) => run.finish(results),
+      (err: Error) => {
+        for (const h of run.hosts.values()) if (h.ok === undefined) h.steps.push({ step: 'reachable', status: 'fail', detail: err.message });
+        run.state = 'done';
+      },
+    );
+    this.forgetOld();
+    return id;
+  }
+
+  status(id: string): ClusterTestStatus {
+    return this.run(id).status();
+  }
+
+  answer(id: string, promptId: string, trust: boolean): void {
+    if (!this.run(id).answer(promptId, trust)) throw new Error(`No host key question ${promptId} is waiting in ${id}: it was answered already or timed out.`);
+  }
+
+  /** Refuse every unknown key still waiting (the studio is closing). */
+  close(): void {
+    for (const run of this.runs.values()) for (const id of [...run.pending.keys()]) run.answer(id, false);
+  }
+
+  private run(id: string): ClusterTestRun {
+    const run = this.runs.get(id);
+    if (!run) throw new Error(`No connection test ${id} in this studio session.`);
+    return run;
+  }
+
+  private forgetOld(): void {
+    const done = [...this.runs.values()].filter((r) => r.state === 'done');
+    for (const r of done.slice(0, Math.max(0, done.length - KEEP_FINISHED))) this.runs.delete(r.id);
+  }
+}

@@ -1,0 +1,179 @@
+import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { localClusterSpec } from '../../cluster/cluster.js';
+import { calibrate } from '../../cost/calibrate.js';
+import { costOfPlan } from '../../cost/costOfPlan.js';
+import { zooModel } from '../../model/zoo.js';
+import type { Plan } from '../../plan/plan.js';
+import { JobEventSchema, type JobEvent, type JobState } from '../../protocol/events.js';
+import { JobProfileSchema } from '../../protocol/profile.js';
+import { RunIdSchema, type RunDetail, type RunSummary } from '../../protocol/runs.js';
+import { ownerAlive, readControlFile } from './controlFile.js';
+import { runsRoot, type RunRecord } from './runStore.js';
+
+/** The agents' gradient bucket size (agents/exec/gradientBuckets.ts), which the cost model prices the overlap with. */
+const RUNTIME_BUCKET_BYTES = 4 << 20;
+export const EVENTS_FILE = 'events.jsonl';
+
+/** The folder of run `id` under the runs root; the id is checked so that it cannot name anything else. */
+export function runFolder(id: string, root = runsRoot()): string {
+  const parsed = RunIdSchema.safeParse(id);
+  if (!parsed.success || id === '.' || id === '..') throw new Error(`"${id}" is not a run id (a run's folder name under ${root}).`);
+  const dir = join(root, id);
+  if (!existsSync(join(dir, 'job.json'))) throw new Error(`No run "${id}" in ${root} (looked for ${join(dir, 'job.json')}).`);
+  return dir;
+}
+
+function planLabel(plan: Plan): string {
+  const stages = plan.stages.length;
+  const replicas = Math.max(...plan.stages.map((s) => s.dataParallel));
+  const shards = Math.max(...plan.stages.map((s) => s.tensorParallel ?? 1));
+  const parts = [`${stages} stage${stages === 1 ? '' : 's'} × ${replicas} replica${replicas === 1 ? '' : 's'}`];
+  if (shards > 1) parts[0] += ` × ${shards} shards`;
+  parts.push(plan.schedule, `${plan.microBatches} micro-batch${plan.microBatches === 1 ? '' : 'es'}`, `batch ${plan.globalBatch}`);
+  if (plan.zero) parts.push(`ZeRO ${plan.zero}`);
+  return parts.join(', ');
+}
+
+/** Events of a JSON-lines file; a torn last line (the job was killed mid-write) and unknown lines are skipped. */
+function parseEvents(text: string): JobEvent[] {
+  const events: JobEvent[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.trim()) continue;
+    try {
+      const parsed = JobEventSchema.safeParse(JSON.parse(line));
+      if (parsed.success) events.push(parsed.data);
+    } catch {
+      // A partial line: the rest of the history is still good.
+    }
+  }
+  return events;
+}
+
+/** The last `bytes` of a file: enough for a summary (the final event, the last step) without reading a long history. */
+function tail(file: string, bytes: number): string {
+  const size = statSync(file).size;
+  const fd = openSync(file, 'r');
+  try {
+    const length = Math.min(size, bytes);
+    const buffer = Buffer.alloc(length);
+    readSync(fd, buffer, 0, length, size - length);
+    const text = buffer.toString('utf8');
+    return length < size ? text.slice(text.indexOf('\n') + 1) : text;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lastOf<T extends JobEvent['type']>(events: JobEvent[], type: T): Extract<JobEvent, { type: T }> | undefined {
+  for (let i = events.length - 1; i >= 0; i--) if (events[i].type === type) return events[i] as Extract<JobEvent, { type: T }>;
+  return undefined;
+}
+
+/** A job another process runs (`shoal train` in a terminal): its control file is there and its owner alive. */
+function runningElsewhere(dir: string): boolean {
+  try {
+    const control = readControlFile(dir);
+    return !!control && ownerAlive(control);
+  } catch {
+    return false;
+  }
+}
+
+function summarize(id: string, dir: string, record: RunRecord, events: JobEvent[], live?: JobState): RunSummary {
+  const final = lastOf(events, 'final');
+  const status = lastOf(events, 'status');
+  const lastStep = lastOf(events, 'step');
+  const lastEval = lastOf(events, 'eval');
+  const checkpoints = existsSync(join(dir, 'checkpoints')) ? readdirSync(join(dir, 'checkpoints')).filter((f) => /^step-\d+\.ckpt$/.test(f)).length : 0;
+  let state: RunSummary['state'] = live ?? 'incomplete';
+  if (!live) {
+    if (final) state = 'finished';
+    else if (status && (status.state === 'failed' || status.state === 'stopped')) state = status.state;
+    else if (runningElsewhere(dir)) state = 'running';
+  }
+  return {
+    id,
+    createdAt: record.createdAt,
+    model: record.model,
+    agents: record.agents,
+    steps: record.steps,
+    planLabel: planLabel(record.plan),
+    state,
+    stepsDone: lastStep ? lastStep.step + 1 : 0,
+    testAccuracy: final?.testAccuracy ?? lastEval?.testAccuracy,
+    checkpoints,
+    hasHistory: existsSync(join(dir, EVENTS_FILE)),
+  };
+}
+
+function readRecord(dir: string): RunRecord {
+  return JSON.parse(readFileSync(join(dir, 'job.json'), 'utf8')) as RunRecord;
+}
+
+/** Every run folder under the root, newest first. `live` gives the state of runs this studio is running. */
+export function listRuns(live: Map<string, JobState> = new Map(), root = runsRoot()): RunSummary[] {
+  if (!existsSync(root)) return [];
+  const runs: RunSummary[] = [];
+  for (const id of readdirSync(root)) {
+    const dir = join(root, id);
+    if (!RunIdSchema.safeParse(id).success || !existsSync(join(dir, 'job.json'))) continue;
+    try {
+      const record = readRecord(dir);
+      const eventsFile = join(dir, EVENTS_FILE);
+      const events = existsSync(eventsFile) ? parseEvents(tail(eventsFile, 256 * 1024)) : [];
+      runs.push(summarize(id, dir, record, events, live.get(id)));
+    } catch {
+      // An unreadable job.json (a run being created, a foreign folder) is not a run to list.
+    }
+  }
+  return runs.sort((a, b) => b.createdAt.localeCompare(a.createdAt) || b.id.localeCompare(a.id));
+}
+
+const median = (xs: number[]): number | undefined => {
+  if (!xs.length) return undefined;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
+};
+
+/** Predicted step time of the run's plan on this machine: datasheet speeds, and calibrated by the run's profile. */
+function predictions(dir: string, record: RunRecord): { predictedStepMs?: number; calibratedStepMs?: number } {
+  try {
+    const model = zooModel(record.model);
+    const cluster = localClusterSpec(Math.max(record.agents, 1));
+    const options = { allReduceBucketBytes: RUNTIME_BUCKET_BYTES };
+    const predictedStepMs = costOfPlan(record.plan, model, cluster, options).stepMs;
+    const profileFile = join(dir, 'profile.json');
+    if (!existsSync(profileFile)) return { predictedStepMs };
+    const profile = JobProfileSchema.parse(JSON.parse(readFileSync(profileFile, 'utf8')));
+    return { predictedStepMs, calibratedStepMs: costOfPlan(record.plan, model, cluster, { ...options, profile: calibrate(profile, cluster) }).stepMs };
+  } catch {
+    // A model or plan the cost model cannot price (an older format): show the measurements alone.
+    return {};
+  }
+}
+
+/** One run's curves, evaluations, plan and predicted vs measured step time, from its folder. */
+export function readRun(id: string, live?: JobState, root = runsRoot()): RunDetail {
+  const dir = runFolder(id, root);
+  const record = readRecord(dir);
+  const eventsFile = join(dir, EVENTS_FILE);
+  const events = existsSync(eventsFile) ? parseEvents(readFileSync(eventsFile, 'utf8')) : [];
+  const curves: RunDetail['curves'] = { step: [], loss: [], samplesPerSec: [], stepMs: [], elapsedMs: [] };
+  const detail: RunDetail = { summary: summarize(id, dir, record, events, live), plan: record.plan, curves, evals: [], membership: [] };
+  for (const e of events) {
+    if (e.type === 'step') {
+      curves.step.push(e.step);
+      curves.loss.push(e.loss);
+      curves.samplesPerSec.push(e.samplesPerSec);
+      curves.stepMs.push(e.stepMs);
+      curves.elapsedMs.push(e.elapsedMs);
+    } else if (e.type === 'eval') detail.evals.push({ step: e.step, epoch: e.epoch, testAccuracy: e.testAccuracy, testLoss: e.testLoss });
+    else if (e.type === 'membership') detail.membership.push({ step: e.step, generation: e.generation, reason: e.reason, agents: e.agents.length });
+    else if (e.type === 'final') detail.final = { testAccuracy: e.testAccuracy, testLoss: e.testLoss, steps: e.steps, seconds: e.seconds, samplesPerSec: e.samplesPerSec, backends: e.backends };
+    else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped') && e.message) detail.message = e.message;
+  }
+  detail.measuredStepMs = median(curves.stepMs.slice(Math.min(2, Math.max(0, curves.stepMs.length - 1))));
+  return { ...detail, ...predictions(dir, record) };
+}

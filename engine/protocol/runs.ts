@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import type { Plan } from '../plan/plan.js';
+import type { JobState } from './events.js';
+
+/**
+ * Past runs as the studio lists and opens them: read from the run folders on disk (job.json, the
+ * coordinator's events.jsonl, checkpoints/), so the history outlives the studio.
+ */
+
+/** A run id is the name of its folder under the runs root: no separators, no `..`. */
+export const RunIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a run id is a folder name (letters, digits, . _ -)');
+
+export interface RunSummary {
+  id: string;
+  createdAt: string;
+  model: string;
+  agents: number;
+  steps: number;
+  /** e.g. "2 stages × 2 replicas, gpipe, 4 micro-batches". */
+  planLabel: string;
+  /** `incomplete`: the run left no final event and is not running in this studio (crashed or stopped). */
+  state: JobState | 'incomplete';
+  /** Steps the run reported (the last step event + 1). */
+  stepsDone: number;
+  testAccuracy?: number;
+  checkpoints: number;
+  /** Whether the run folder has the coordinator's event history (events.jsonl). */
+  hasHistory: boolean;
+}
+
+export interface RunCurves {
+  step: number[];
+  loss: number[];
+  samplesPerSec: number[];
+  stepMs: number[];
+  elapsedMs: number[];
+}
+
+export interface RunDetail {
+  summary: RunSummary;
+  plan: Plan;
+  curves: RunCurves;
+  evals: Array<{ step: number; epoch: number; testAccuracy: number; testLoss: number }>;
+  final?: { testAccuracy: number; testLoss: number; steps: number; seconds: number; samplesPerSec: number; backends: string[] };
+  /** Steps at which the agents changed (resize, lost agent): markers on the curves. */
+  membership: Array<{ step: number; generation: number; reason: string; agents: number }>;
+  /** Median measured step time (ms) over the steps after the first two (warm-up), if any. */
+  measuredStepMs?: number;
+  /** The cost model's step time for the plan on this machine: datasheet speeds, and calibrated by the run's own profile.json when it has one. */
+  predictedStepMs?: number;
+  calibratedStepMs?: number;
+  /** The last error or status message of a failed or stopped run. */
+  message?: string;
+}
+
+/** What a weights export wrote: a tfjs LayersModel folder (model.json + one weights file). */
+export interface WeightsExport {
+  /** Folder holding model.json and the weights binary. */
+  dir: string;
+  files: string[];
+  model: string;
+  /** Optimizer steps the exported weights were trained for. */
+  step: number;
+  checkpoint: string;
+  bytes: number;
+}
+
+/** An exported file handed to the browser for download (base64: the studio API speaks JSON). */
+export interface ExportedFile {
+  name: string;
+  base64: string;
+}

@@ -1,0 +1,96 @@
+import { useMemo } from 'react';
+import type { RunDetail } from '../../../engine/protocol/runs';
+import { LineChart } from '../charts/LineChart';
+import { formatDuration } from '../format';
+import { downloadRunWeights, exportRunWeights, useRuns } from './runsStore';
+
+const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
+const ms = (x?: number) => (x === undefined ? '—' : `${x.toFixed(1)} ms`);
+
+/** Predicted (datasheet, calibrated) vs measured step time, with the error of each prediction. */
+export function StepTimeTable({ runs }: { runs: Array<{ label: string; detail: RunDetail }> }) {
+  const error = (predicted?: number, measured?: number) => (predicted === undefined || !measured ? '' : ` (${predicted >= measured ? '+' : ''}${(((predicted - measured) / measured) * 100).toFixed(0)}%)`);
+  return (
+    <table className="runs-table" data-testid="step-time-table">
+      <thead>
+        <tr>
+          <th>Run</th>
+          <th>Predicted</th>
+          <th>Calibrated</th>
+          <th>Measured (median)</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.map(({ label, detail }) => (
+          <tr key={label}>
+            <td>{label}</td>
+            <td>
+              {ms(detail.predictedStepMs)}
+              <span className="muted">{error(detail.predictedStepMs, detail.measuredStepMs)}</span>
+            </td>
+            <td>
+              {ms(detail.calibratedStepMs)}
+              <span className="muted">{error(detail.calibratedStepMs, detail.measuredStepMs)}</span>
+            </td>
+            <td data-testid="measured-step-ms">{ms(detail.measuredStepMs)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function ExportControls({ id }: { id: string }) {
+  const state = useRuns((s) => s.exports[id]);
+  const detail = useRuns((s) => s.details[id]);
+  const canExport = (detail?.summary.checkpoints ?? 0) > 0;
+  return (
+    <div className="run-export" data-testid="run-export">
+      <button type="button" className="button" disabled={!canExport || state === 'busy'} onClick={() => void exportRunWeights(id)} data-testid="export-weights">
+        {state === 'busy' ? 'Exporting…' : 'Export weights (tfjs)'}
+      </button>
+      {!canExport && <span className="muted">This run has no checkpoint to export (it stopped before its first save).</span>}
+      {state && state !== 'busy' && 'error' in state && <span className="error-text">{state.error}</span>}
+      {state && state !== 'busy' && 'dir' in state && (
+        <>
+          <span data-testid="export-result">
+            model.json + weights ({(state.bytes / 1e6).toFixed(2)} MB, step {state.step}) in <code>{state.dir}</code>
+          </span>
+          <button type="button" className="button button--quiet" onClick={() => void downloadRunWeights(id)} data-testid="download-weights">
+            Download
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
+/** One past run: its loss, throughput and accuracy curves, its plan, and predicted vs measured step time. */
+export function RunDetailView({ id }: { id: string }) {
+  const detail = useRuns((s) => s.details[id]);
+  const evalX = useMemo(() => detail?.evals.map((e) => e.step) ?? [], [detail]);
+  const evalY = useMemo(() => detail?.evals.map((e) => e.testAccuracy * 100) ?? [], [detail]);
+  const markers = useMemo(() => detail?.membership.filter((m) => m.generation > 0).map((m) => ({ step: m.step, label: `${m.reason}: ${m.agents} agents` })) ?? [], [detail]);
+  if (!detail) return <div className="empty">Loading run {id}…</div>;
+  const { summary, curves, final } = detail;
+  return (
+    <section className="run-detail" data-testid="run-detail" data-run={id}>
+      <h3 className="run-detail__title">
+        {summary.model} · {summary.planLabel}
+      </h3>
+      <p className="muted">
+        {new Date(summary.createdAt).toLocaleString()} · {summary.agents} agents · {summary.stepsDone} of {summary.steps} steps · {summary.state}
+        {final && ` · test accuracy ${pct(final.testAccuracy)} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
+      </p>
+      {detail.message && <p className="error-text">{detail.message}</p>}
+      {!summary.hasHistory && <p className="muted">This run was recorded before Shoal kept event histories: only its plan and checkpoints are on disk.</p>}
+      <div className="run-detail__charts">
+        <LineChart title="Loss" testId="run-loss" x={curves.step} y={curves.loss} xLabel="step" yLabel="loss" color="#4cc9f0" markers={markers} />
+        <LineChart title="Throughput" testId="run-throughput" x={curves.step} y={curves.samplesPerSec} xLabel="step" yLabel="samples/s" color="#80ed99" />
+        <LineChart title="Test accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points formatValue={(v) => `${v.toFixed(1)}%`} />
+      </div>
+      <StepTimeTable runs={[{ label: id, detail }]} />
+      <ExportControls id={id} />
+    </section>
+  );
+}
