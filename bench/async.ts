@@ -26,12 +26,8 @@ import { DEFAULT_GLOBAL_BATCH, presetPlan } from '../engine/plan/presets.js';
 import type { JobEvent } from '../engine/protocol/events.js';
 import { lineChartsSvg, PALETTE, type Series } from './lib/plotSvg.js';
 import { report, RESULTS_DIR, type Column } from './lib/report.js';
+import { args, numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const epochs = flag('epochs', 3);
 const target = flag('target', 0.95);
 const evalsPerEpoch = flag('evals-per-epoch', 2);

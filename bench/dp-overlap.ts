@@ -20,12 +20,8 @@ import { sequentialGraph } from '../engine/model/sequential.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
 import { presetPlan } from '../engine/plan/presets.js';
 import { report, type Column } from './lib/report.js';
+import { numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const steps = flag('steps', 40);
 const warmup = flag('warmup', 8);
 const width = flag('width', 1024);

@@ -15,12 +15,8 @@ import type { Plan } from '../engine/plan/plan.js';
 import { presetPlan } from '../engine/plan/presets.js';
 import { runJob } from './lib/jobRun.js';
 import { report, type Column } from './lib/report.js';
+import { args, numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const steps = flag('steps', 60);
 const passMs = flag('pass-ms', 20);
 const real = args.includes('--real');

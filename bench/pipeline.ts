@@ -25,12 +25,8 @@ import { measuredBubble, stageComputeMs } from '../engine/protocol/clockAlign.js
 import type { JobEvent, TimelineJobEvent } from '../engine/protocol/events.js';
 import { simulatePipeline } from '../engine/sim/simulatePipeline.js';
 import { report, type Column } from './lib/report.js';
+import { args, numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const stageMs = { forward: flag('forward-ms', 60), backward: flag('backward-ms', 120) };
 const steps = Math.max(2, flag('steps', 5));
 const skipReal = args.includes('--skip-real');

@@ -34,12 +34,8 @@ import { presetPlan } from '../engine/plan/presets.js';
 import type { JobEvent } from '../engine/protocol/events.js';
 import { JobProfileSchema } from '../engine/protocol/profile.js';
 import { report, type Column } from './lib/report.js';
+import { numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? Number(args[i + 1]) : fallback;
-};
 const steps = flag('steps', 30);
 const warmup = flag('warmup', 5);
 const repeats = flag('repeats', 7);

@@ -23,12 +23,8 @@ import { chromium } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { syntheticKerasModel } from './lib/syntheticKeras.js';
 import { report, type Column } from './lib/report.js';
+import { args, numberFlag as flag } from './lib/args.js';
 
-const args = process.argv.slice(2);
-const flag = (name: string, fallback: number) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 && args[i + 1] !== undefined ? Number(args[i + 1]) : fallback;
-};
 const LAYERS = flag('layers', 1000);
 const POINTS = flag('points', 100_000);
 const RUNS = flag('runs', 3);

@@ -77,21 +77,12 @@ export async function runTraining(job: JobContext): Promise<void> {
     gen?.close();
     gen = new Generation(++generationId, plan, members, membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1);
     const ports = members.map((m) => m.peerPort);
-    const relink = members.map((m, rank) => ({ m, rank })).filter(({ m }) => served.has(m));
-    if (relink.length > 0) {
-      // Only members of an earlier generation listen again; newcomers still have their first listener.
-      const listening = Promise.all(relink.map(({ m, rank }) => new Promise<void>((resolve) => {
-        const previous = m.onMessage;
-        m.onMessage = (msg) => {
-          if (msg.header.type === 'listening' && msg.header.generation === generationId) {
-            ports[rank] = Number(msg.header.peerPort);
-            m.onMessage = previous;
-            resolve();
-          } else previous(msg);
-        };
-        m.conn.send({ type: 'listen', generation: generationId });
-      })));
-      await Promise.race([listening, new Promise<never>((_, reject) => setTimeout(() => reject(gen.failure ?? new Error(`Agents did not open new links within ${timeoutSec} s.`)), timeoutSec * 1000))]);
+    if (members.some((m) => served.has(m))) {
+      // Links of an earlier generation are dropped and every member listens afresh (a newcomer's
+      // first listener is simply replaced): one round, answered with each new rank's port.
+      const listening = gen.expect(`listening:${generationId}`);
+      members.forEach((_, rank) => gen.send(rank, { type: 'listen', generation: generationId, rank }));
+      for (const m of await listening) ports[Number(m.header.rank)] = Number(m.header.peerPort);
     }
     const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
     const ready = gen.expect('ready');

@@ -81,7 +81,7 @@ export async function runAgent(): Promise<void> {
       asyncState = null;
       mesh.close();
       mesh = new PeerMesh(config.secret, (m) => log('warn', m));
-      coordinator!.send({ type: 'listening', generation: h.generation, peerPort: await mesh.listen(config.bindHost) });
+      coordinator!.send({ type: 'listening', generation: h.generation, rank: h.rank, peerPort: await mesh.listen(config.bindHost) });
     } else if (h.type === 'abort') {
       const step = Number(h.step);
       const undone = ctx ? undo.undo(ctx, step) : false;

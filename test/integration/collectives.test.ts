@@ -1,31 +1,13 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runPeerWorkers } from '../support/peerWorkers.js';
 
 const WORKER = join(dirname(fileURLToPath(import.meta.url)), 'collectivesWorker.ts');
 
 /** Run `procs` worker processes through a scenario; returns each rank's result line. */
-async function run(procs: number, scenario: string): Promise<Array<Record<string, unknown>>> {
-  const children = Array.from({ length: procs }, (_, rank) =>
-    spawn(process.execPath, ['--import', 'tsx', WORKER, String(rank), String(procs), scenario], { stdio: ['pipe', 'pipe', 'inherit'] }),
-  );
-  const lines = children.map((child) => {
-    const queue: string[] = [];
-    const waiting: Array<(l: string | null) => void> = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => (waiting.length ? waiting.shift()!(l) : queue.push(l)));
-    child.once('exit', () => waiting.splice(0).forEach((w) => w(null)));
-    return () => new Promise<string | null>((r) => (queue.length ? r(queue.shift()!) : waiting.push(r)));
-  });
-  const ports = await Promise.all(lines.map(async (next) => (JSON.parse((await next())!) as { port: number }).port));
-  const peers = JSON.stringify(ports.map((port, rank) => ({ rank, host: '127.0.0.1', port })));
-  children.forEach((c) => c.stdin!.write(`${peers}\n`));
-  const results = await Promise.all(lines.map(async (next) => JSON.parse((await next()) ?? '{}') as Record<string, unknown>));
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
-  return results;
-}
+const run = (procs: number, scenario: string) => runPeerWorkers<Record<string, unknown>>(WORKER, procs, scenario, {});
 
 describe('collectives across real processes', () => {
   it('3 processes agree bit for bit on all-reduce, reduce-scatter, all-gather and broadcast', async () => {

@@ -1,10 +1,9 @@
 import '@tensorflow/tfjs-backend-cpu';
 import * as tf from '@tensorflow/tfjs-core';
-import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { runPeerWorkers } from '../support/peerWorkers.js';
 import type { OptimizerConfig } from '../../engine/plan/plan.js';
 import { reference } from '../support/gradientCase.js';
 
@@ -24,24 +23,7 @@ interface Result {
 }
 
 /** Run `procs` worker processes through a scenario; returns each rank's result line. */
-async function run(procs: number, scenario: object): Promise<Result[]> {
-  const children = Array.from({ length: procs }, (_, rank) =>
-    spawn(process.execPath, ['--import', 'tsx', WORKER, String(rank), String(procs), JSON.stringify(scenario)], { stdio: ['pipe', 'pipe', 'inherit'] }),
-  );
-  const lines = children.map((child) => {
-    const queue: string[] = [];
-    const waiting: Array<(l: string | null) => void> = [];
-    createInterface({ input: child.stdout! }).on('line', (l) => (waiting.length ? waiting.shift()!(l) : queue.push(l)));
-    child.once('exit', () => waiting.splice(0).forEach((w) => w(null)));
-    return () => new Promise<string | null>((r) => (queue.length ? r(queue.shift()!) : waiting.push(r)));
-  });
-  const ports = await Promise.all(lines.map(async (next) => (JSON.parse((await next())!) as { port: number }).port));
-  const peers = JSON.stringify(ports.map((port, rank) => ({ rank, host: '127.0.0.1', port })));
-  children.forEach((c) => c.stdin!.write(`${peers}\n`));
-  const results = await Promise.all(lines.map(async (next) => JSON.parse((await next()) ?? '{"error":"exited without a result"}') as Result));
-  await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
-  return results;
-}
+const run = (procs: number, scenario: object) => runPeerWorkers<Result>(WORKER, procs, JSON.stringify(scenario), { error: 'exited without a result' } as Result);
 
 function relativeError(actual: number[], expected: Float32Array): number {
   let worst = 0;

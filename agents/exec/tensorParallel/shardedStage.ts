@@ -25,7 +25,7 @@ export class ShardedStage {
   readonly paramSpecs: ShardedParamSpec[];
   private readonly ops: StageOp[];
   readonly outputLayout: Layout;
-  private gradients: tf.Tensor[] | null = null;
+  private gradients: Array<tf.Tensor | null> = [];
   /** Every op's input from training forward passes whose backward pass is still to come, by stage input. */
   private readonly kept = new Map<tf.Tensor, tf.Tensor[]>();
 
@@ -189,24 +189,23 @@ export class ShardedStage {
   }
 
   private accumulate(indices: number[], dParams: tf.Tensor[]): void {
-    this.gradients ??= this.params.map(() => null as unknown as tf.Tensor);
     indices.forEach((k, j) => {
-      const previous = this.gradients![k];
-      this.gradients![k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j].clone());
+      const previous = this.gradients[k];
+      this.gradients[k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j].clone());
       previous?.dispose();
     });
   }
 
   /** Take the accumulated gradients (zeros where nothing accumulated) and reset the accumulators. */
   takeGradients(): tf.Tensor[] {
-    const grads = this.params.map((p, i) => this.gradients?.[i] ?? tf.zerosLike(p));
-    this.gradients = null;
+    const grads = this.params.map((p, i) => this.gradients[i] ?? tf.zerosLike(p));
+    this.gradients = [];
     return grads;
   }
 
   dispose(): void {
     this.params.forEach((p) => p.dispose());
-    this.gradients?.forEach((g) => g?.dispose());
+    this.gradients.forEach((g) => g?.dispose());
     this.keptTensors().forEach((t) => t.dispose());
   }
 }

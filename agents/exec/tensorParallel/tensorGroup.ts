@@ -61,8 +61,12 @@ export class TensorGroup {
 
   /** Concatenate every shard's slice of the last axis (S1 → B); slices are equal (validated). */
   async allGatherFeatures(t: tf.Tensor): Promise<tf.Tensor> {
-    const parts = await this.allGatherRows(tf.tidy(() => tf.expandDims(t, 0)), this.size);
-    return tf.tidy(() => tf.concat(tf.unstack(parts), t.shape.length - 1));
+    const row = tf.expandDims(t, 0);
+    const parts = await this.allGatherRows(row, this.size);
+    row.dispose();
+    const whole = tf.tidy(() => tf.concat(tf.unstack(parts), t.shape.length - 1));
+    parts.dispose();
+    return whole;
   }
 
   /** This shard's rows of a whole tensor (B → S0). */

@@ -1,4 +1,4 @@
-import { downloadText } from '../monitor/download';
+import { downloadText } from '../shell/download';
 import { exportName, metricsCsv } from '../monitor/metricsCsv';
 import type { JobView } from '../store/studioStore';
 

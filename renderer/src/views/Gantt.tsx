@@ -1,7 +1,16 @@
 import { useEffect, useRef, useState } from 'react';
 import type { TimelineEvent, TimelineKind } from '../../../engine/protocol/timeline';
 import { formatMs } from '../format';
-import { KIND_COLORS } from './PredictedTimeline';
+
+/** Colours by kind of work: compute in blue and orange, communication in purple and red, the update in green. */
+export const KIND_COLORS: Record<TimelineKind, string> = {
+  forward: '#5aa9e6',
+  backward: '#f4a261',
+  send: '#b388eb',
+  recv: '#8e7dbe',
+  allreduce: '#ef476f',
+  optimizer: '#80ed99',
+};
 
 /** One row of a Gantt chart: a device's events, in ms from the start of the step. */
 export interface GanttRow {
@@ -12,6 +21,22 @@ export interface GanttRow {
   predicted?: boolean;
   /** data-* attributes for tests, e.g. { rank: 3 }. */
   data?: Record<string, string | number>;
+  /** Default: gantt-row, or gantt-predicted-row for predicted rows. */
+  testId?: string;
+}
+
+/** The colour key of the kinds of work, for a timeline's header. */
+export function KindLegend() {
+  return (
+    <span className="timeline__legend">
+      {Object.entries(KIND_COLORS).map(([kind, color]) => (
+        <span key={kind} className="timeline__key">
+          <i style={{ backgroundColor: color }} />
+          {kind}
+        </span>
+      ))}
+    </span>
+  );
 }
 
 const COMM = new Set<TimelineKind>(['send', 'recv', 'allreduce']);
@@ -39,7 +64,24 @@ export const describeEvent = (e: TimelineEvent) =>
  * Rows of timeline bars on one time axis (0 … spanMs), the predicted timeline's drawing: compute on the
  * upper lane of a row, communication on the lower one, idle time as gaps. Hover a bar for its details.
  */
-export function Gantt({ rows, spanMs, width, label, onHover }: { rows: GanttRow[]; spanMs: number; width: number; label: string; onHover(e: TimelineEvent | undefined): void }) {
+export function Gantt({
+  rows,
+  spanMs,
+  width,
+  label,
+  hovered,
+  barTestId,
+  onHover,
+}: {
+  rows: GanttRow[];
+  spanMs: number;
+  width: number;
+  label: string;
+  /** The bar under the pointer, outlined. */
+  hovered?: TimelineEvent;
+  barTestId?: string;
+  onHover(e: TimelineEvent | undefined): void;
+}) {
   const span = Math.max(1e-9, spanMs);
   const x = (ms: number) => GUTTER + (Math.max(0, ms) / span) * (width - GUTTER - 8);
   const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * span);
@@ -47,7 +89,7 @@ export function Gantt({ rows, spanMs, width, label, onHover }: { rows: GanttRow[
   return (
     <svg width={width} height={height} role="img" aria-label={label} onMouseLeave={() => onHover(undefined)}>
       {rows.map((row, r) => (
-        <g key={row.key} data-testid={row.predicted ? 'gantt-predicted-row' : 'gantt-row'} {...Object.fromEntries(Object.entries(row.data ?? {}).map(([k, v]) => [`data-${k}`, v]))}>
+        <g key={row.key} data-testid={row.testId ?? (row.predicted ? 'gantt-predicted-row' : 'gantt-row')} {...Object.fromEntries(Object.entries(row.data ?? {}).map(([k, v]) => [`data-${k}`, v]))}>
           <rect className={row.predicted ? 'timeline__lane timeline__lane--predicted' : 'timeline__lane'} x={GUTTER} y={r * ROW + 2} width={width - GUTTER - 8} height={ROW - 4} />
           <text className="timeline__label" x={8} y={r * ROW + ROW / 2 + 4}>
             {row.label}
@@ -57,6 +99,8 @@ export function Gantt({ rows, spanMs, width, label, onHover }: { rows: GanttRow[
             return (
               <rect
                 key={i}
+                data-testid={barTestId}
+                data-stage={e.stage}
                 data-kind={e.kind}
                 x={x(e.startMs)}
                 y={r * ROW + (comm ? ROW - 9 : 3)}
@@ -65,7 +109,7 @@ export function Gantt({ rows, spanMs, width, label, onHover }: { rows: GanttRow[
                 rx={1.5}
                 fill={KIND_COLORS[e.kind]}
                 fillOpacity={row.predicted ? 0.5 : 1}
-                className="timeline__bar"
+                className={hovered === e ? 'timeline__bar timeline__bar--hover' : 'timeline__bar'}
                 onMouseEnter={() => onHover(e)}
               >
                 <title>{describeEvent(e)}</title>

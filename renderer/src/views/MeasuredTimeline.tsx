@@ -4,9 +4,7 @@ import { formatMs } from '../format';
 import { timelineRows } from '../monitor/timelineRows';
 import { useJobPrediction } from '../monitor/useJobPrediction';
 import type { TimelineJobEvent } from '../../../engine/protocol/events';
-import { describeEvent, Gantt, useWidth } from './Gantt';
-import type { GanttRow } from './Gantt';
-import { KIND_COLORS } from './PredictedTimeline';
+import { describeEvent, Gantt, KindLegend, useWidth, type GanttRow } from './Gantt';
 
 /**
  * The merged live timeline of all ranks: a sampled step (every 10th of a synchronous job, windows of an
@@ -45,18 +43,11 @@ export function MeasuredTimeline({ samples }: { samples: TimelineJobEvent[] }) {
         <span className="timeline__readout" data-testid="measured-timeline-readout">
           {hover ? describeEvent(hover) : summary}
         </span>
-        <span className="timeline__legend">
-          {Object.entries(KIND_COLORS).map(([kind, color]) => (
-            <span key={kind} className="timeline__key">
-              <i style={{ backgroundColor: color }} />
-              {kind}
-            </span>
-          ))}
-        </span>
+        <KindLegend />
       </div>
       <div ref={ref} className="timeline__body timeline__body--tall">
         {sample ? (
-          <Gantt rows={gantt} spanMs={rows.spanMs} width={width} label={`Timeline of step ${sample.step} over ${rows.measured.length} ranks, with the plan's prediction`} onHover={setHover} />
+          <Gantt rows={gantt} spanMs={rows.spanMs} width={width} label={`Timeline of step ${sample.step} over ${rows.measured.length} ranks, with the plan's prediction`} hovered={hover} onHover={setHover} />
         ) : (
           <div className="timeline__empty muted">The agents’ timeline of a sampled step appears here (every 10th step).</div>
         )}
