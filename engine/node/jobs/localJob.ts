@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
@@ -15,7 +15,7 @@ import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
 import { checkResize, requestResize, type ResizeRequest } from './jobControl.js';
-import { createRunDir } from './runStore.js';
+import { createRunDir, latestCheckpoint } from './runStore.js';
 
 export interface LocalJobOptions {
   model: ModelGraph;
@@ -53,6 +53,8 @@ export interface LocalJobOptions {
   profileFull?: boolean;
   /** Emit the measured timeline of every this many steps (default 10; 0 = never). */
   timelineEverySteps?: number;
+  /** How often a coordinator that crashes mid-job is restarted from the newest checkpoint (default 3; 0 = never). */
+  coordinatorRestarts?: number;
   onEvent: (event: JobEvent) => void;
 }
 
@@ -111,13 +113,26 @@ export class LocalJob {
 
   private async run(): Promise<FinalEvent> {
     const { model, plan, agents } = this.options;
-    const secret = randomBytes(32).toString('hex');
-    const bundle = agentBundlePath();
     const steps = stepsFor(plan, this.options.epochs, this.options.steps);
-    const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
     this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.name, plan, agents, steps }, this.options.runDir);
     this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
+    const finalEvent = new Promise<FinalEvent>((resolve, reject) => {
+      this.resolveFinal = resolve;
+      this.failWith = reject;
+    });
+    finalEvent.catch(() => {}); // `done` carries the outcome to whoever awaits it
+    await this.startCoordinator(randomBytes(32).toString('hex'), steps, this.options.resumeFrom);
+    return finalEvent;
+  }
 
+  /**
+   * Start a coordinator (fresh, or resuming from a checkpoint after the previous one crashed), attach
+   * to its events and start the agents, which join it on their own.
+   */
+  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined): Promise<void> {
+    const { model, plan, agents } = this.options;
+    const bundle = agentBundlePath();
+    const epoch = ++this.coordinatorEpoch;
     let port!: (p: number) => void;
     const listening = new Promise<number>((resolve) => (port = resolve));
     const coordinator = startAgentProcess(
@@ -130,14 +145,15 @@ export class LocalJob {
         model,
         agents,
         steps,
-        evalEverySteps: this.options.evalEverySteps ?? perEpoch,
+        evalEverySteps: this.options.evalEverySteps ?? stepsPerEpoch(MNIST_TRAIN, plan.globalBatch),
         checkpointDir: join(this.runDir, 'checkpoints'),
         checkpointEverySteps: this.options.checkpointEverySteps,
-        resumeFrom: this.options.resumeFrom,
+        resumeFrom,
         syntheticStageMs: this.options.syntheticStageMs,
         overlapGradients: this.options.overlapGradients,
         rebalance: this.options.rebalance,
-        profile: this.options.profile,
+        // A resumed coordinator has the first one's profile already on disk.
+        profile: epoch === 1 ? this.options.profile : false,
         profilePath: join(this.runDir, 'profile.json'),
         // The job's history outlives this process: the studio lists and reopens past runs from it.
         eventLogPath: join(this.runDir, 'events.jsonl'),
@@ -157,27 +173,76 @@ export class LocalJob {
       },
     );
     this.processes.push(coordinator);
+    this.coordinatorProcess = coordinator;
     const coordinatorPort = await Promise.race([
       listening,
       coordinator.exited.then((code) => Promise.reject(new Error(`The coordinator exited (code ${code}) before it started listening.`))),
-    ]);
+    ]).catch((err: Error) => {
+      this.fail(err.message);
+      throw err;
+    });
 
-    const finalEvent = this.attach(coordinatorPort, secret);
+    await this.attach(coordinatorPort, secret, epoch);
     this.coordinator = { port: coordinatorPort, secret, bundle };
     // How `shoal resize` in another process reaches this job (mode 600; removed when the job ends).
     writeControlFile(this.runDir, { jobId: this.id, host: '127.0.0.1', port: coordinatorPort, secret, ownerPid: process.pid });
     for (let i = 0; i < agents; i++) this.spawnAgent();
     coordinator.exited.then((code) => {
       removeControlFile(this.runDir);
-      if (code !== 0 && !this.stopping) this.fail(`The coordinator exited with code ${code}.`);
-      // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
-      // (SIGSTOP) cannot notice, so whatever is left is ended.
-      else setTimeout(() => this.kill(), 1000).unref();
+      if (epoch !== this.coordinatorEpoch) return;
+      const ended = this.stopping || this.state === 'finished' || this.state === 'failed';
+      if (ended) {
+        // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
+        // (SIGSTOP) cannot notice, so whatever is left is ended.
+        setTimeout(() => this.kill(), 1000).unref();
+      } else if (this.state === 'running' && this.restarts < (this.options.coordinatorRestarts ?? 3)) {
+        void this.resumeAfterCrash(secret, steps, code);
+      } else {
+        const how = code === null ? 'was killed' : `exited with code ${code}`;
+        const restarted = this.restarts > 0 ? ` after ${this.restarts} restart${this.restarts === 1 ? '' : 's'}` : '';
+        this.fail(`The coordinator ${how} while the job was ${this.state}${restarted}. \`shoal resume ${this.runDir}\` continues it from its newest checkpoint.`);
+      }
     });
-    return finalEvent;
+  }
+
+  /**
+   * The coordinator died in the middle of the job (killed, out of memory, a bug): the agents it
+   * leaves behind are ended, and a new coordinator continues from the newest checkpoint with new
+   * agents. Steps since that checkpoint run again — with the same data and arithmetic, so the result
+   * equals an uninterrupted run. A job failure the coordinator reported itself is not retried.
+   */
+  private async resumeAfterCrash(secret: string, steps: number, code: number | null): Promise<void> {
+    this.restarts++;
+    const checkpoint = latestCheckpoint(join(this.runDir, 'checkpoints')) ?? this.options.resumeFrom;
+    const lastStep = [...this.events].reverse().find((e) => e.type === 'step');
+    const at = lastStep?.type === 'step' ? ` after step ${lastStep.step}` : '';
+    const how = code === null ? 'was killed' : `exited with code ${code}`;
+    const from = checkpoint ? `checkpoint ${basename(checkpoint)}` : 'the first step (no checkpoint was written yet)';
+    this.log('warn', 'coordinator', null, `The coordinator ${how}${at}; restarting it from ${from} (restart ${this.restarts} of at most ${this.options.coordinatorRestarts ?? 3}).`);
+    this.emit({ type: 'status', state: 'starting', message: `restarting the coordinator from ${from}`, time: Date.now() });
+    const leftovers = this.processes.filter((p) => !hasExited(p));
+    for (const p of leftovers) p.child.kill('SIGKILL');
+    await Promise.all(leftovers.map((p) => p.exited));
+    if (this.stopping) return;
+    try {
+      await this.startCoordinator(secret, steps, checkpoint);
+    } catch (err) {
+      this.fail(`The coordinator could not be restarted: ${(err as Error).message}`);
+    }
   }
 
   private coordinator: { port: number; secret: string; bundle: string } | null = null;
+  private coordinatorProcess: StartedProcess | null = null;
+  /** Which coordinator is current: processes of an earlier one that crashed are ignored when they exit. */
+  private coordinatorEpoch = 0;
+  private restarts = 0;
+  private resolveFinal: (event: FinalEvent) => void = () => {};
+
+  /** The process id of the current coordinator (tests kill it to check the recovery). */
+  get coordinatorPid(): number | undefined {
+    return this.coordinatorProcess?.child.pid;
+  }
+
   private agentsStarted = 0;
 
   private spawnAgent(): void {
@@ -185,6 +250,7 @@ export class LocalJob {
     const index = this.agentsStarted++;
     const host = `local-${index}`;
     const slowdown = this.options.agentSlowdowns?.[index];
+    const coordinatorOf = this.coordinatorProcess;
     const recent: string[] = [];
     const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port }, bindHost: '127.0.0.1', hostLabel: host, slowdown }, (line) => {
       // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
@@ -195,6 +261,8 @@ export class LocalJob {
     this.processes.push(agent);
     agent.child.once('exit', (code, signal) => {
       if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
+      // Agents end with their coordinator: when it has gone, its exit is what counts (see startCoordinator).
+      if (!coordinatorOf || coordinatorOf !== this.coordinatorProcess || hasExited(coordinatorOf)) return;
       const placed = this.events.find((e) => e.type === 'agent' && e.pid === agent.child.pid);
       const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
       const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
@@ -228,26 +296,29 @@ export class LocalJob {
     this.kill();
   }
 
-  /** Attach to the coordinator's event stream as a studio client; resolves on the final event. */
-  private async attach(port: number, secret: string): Promise<FinalEvent> {
+  /** Attach to the coordinator's event stream as a studio client; its final event ends the job. */
+  private async attach(port: number, secret: string, epoch: number): Promise<void> {
     const conn = await connectAuthenticated('127.0.0.1', port, secret, { role: 'studio', since: 0 });
-    return new Promise<FinalEvent>((resolve, reject) => {
-      this.failWith = reject;
-      conn.onMessage = (m) => {
-        if (m.header.type !== 'event') return;
-        const event = m.header.event as JobEvent;
-        if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
-        this.emit(event);
-        if (event.type === 'final') resolve(event);
-        if (event.type === 'status' && event.state === 'failed') {
-          reject(new Error(event.message ?? 'The job failed.'));
-          this.kill();
-        }
-      };
-      conn.onClose = () => {
-        if (this.state !== 'finished' && !this.stopping) this.fail('Lost the connection to the coordinator.');
-      };
-    });
+    const coordinator = this.coordinatorProcess;
+    conn.onMessage = (m) => {
+      if (m.header.type !== 'event') return;
+      const event = m.header.event as JobEvent;
+      if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
+      this.emit(event);
+      if (event.type === 'final') this.resolveFinal(event);
+      if (event.type === 'status' && event.state === 'failed') {
+        this.failWith(new Error(event.message ?? 'The job failed.'));
+        this.kill();
+      }
+    };
+    conn.onClose = () => {
+      // A coordinator that exits closes the connection first; its exit decides (a restart or a
+      // failure). Only a connection lost while the coordinator still runs fails the job here.
+      setTimeout(() => {
+        const current = epoch === this.coordinatorEpoch && coordinator && !hasExited(coordinator);
+        if (current && this.state !== 'finished' && !this.stopping) this.fail('Lost the connection to the coordinator.');
+      }, 3000).unref();
+    };
   }
 
   /** Stop the job: every process of it is killed. */
@@ -263,7 +334,7 @@ export class LocalJob {
 
   /** SIGTERM first; SIGKILL after a grace period, which also ends a stopped (SIGSTOP) process. */
   private kill(): void {
-    const alive = () => this.processes.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    const alive = () => this.processes.filter((p) => !hasExited(p));
     for (const p of alive()) p.child.kill('SIGTERM');
     setTimeout(() => alive().forEach((p) => p.child.kill('SIGKILL')), 2000).unref();
   }
@@ -273,3 +344,5 @@ export class LocalJob {
     await Promise.all(this.processes.map((p) => p.exited));
   }
 }
+
+const hasExited = (p: StartedProcess) => p.child.exitCode !== null || p.child.signalCode !== null;

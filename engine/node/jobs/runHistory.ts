@@ -164,6 +164,9 @@ export function readRun(id: string, live?: JobState, root = runsRoot()): RunDeta
   const detail: RunDetail = { summary: summarize(id, dir, record, events, live), plan: record.plan, curves, evals: [], membership: [] };
   for (const e of events) {
     if (e.type === 'step') {
+      // A coordinator resumed from a checkpoint runs the steps since it again: the later ones count.
+      const keep = curves.step.findIndex((s) => s >= e.step);
+      if (keep >= 0) for (const series of Object.values(curves)) series.length = keep;
       curves.step.push(e.step);
       curves.loss.push(e.loss);
       curves.samplesPerSec.push(e.samplesPerSec);

@@ -1,0 +1,106 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { zooModel } from '../../engine/model/zoo.js';
+import type { OptimizerConfig, Plan } from '../../engine/plan/plan.js';
+import { presetPlan } from '../../engine/plan/presets.js';
+import type { JobEvent } from '../../engine/protocol/events.js';
+import { LocalJob } from '../../engine/node/jobs/localJob.js';
+import { readRun } from '../../engine/node/jobs/runHistory.js';
+import { maxRelativeError, readParams } from './paramsFile.js';
+
+/**
+ * Issue 5: a coordinator that crashes in the middle of a job is restarted from the newest checkpoint
+ * with new agents, and the job ends with the parameters of an uninterrupted run.
+ */
+const K = 16;
+const model = zooModel('mlp');
+const sgd: OptimizerConfig = { kind: 'sgd', learningRate: 0.05, momentum: 0.9 };
+const plan: Plan = presetPlan(model, 'pp2-dp1', { optimizer: sgd });
+let root: string;
+
+beforeAll(() => {
+  root = mkdtempSync(join(tmpdir(), 'shoal-crash-'));
+});
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
+  const events: JobEvent[] = [];
+  const dir = join(root, tag);
+  const job: LocalJob = new LocalJob({
+    model,
+    plan,
+    agents: 2,
+    steps: K,
+    runDir: dir,
+    checkpointEverySteps: 4,
+    evalEverySteps: K,
+    profile: false,
+    timelineEverySteps: 0,
+    coordinatorRestarts: restarts,
+    onEvent: (e) => {
+      events.push(e);
+      during(e, job);
+    },
+  });
+  const error = await job.start().then(
+    () => undefined,
+    (err: Error) => err,
+  );
+  await job.exited();
+  return { events, dir, error };
+}
+
+const stepsOf = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'step' ? [e.step] : []));
+
+describe('a crashed coordinator', () => {
+  let uninterrupted: Map<string, Float32Array>;
+
+  it('an uninterrupted run, for reference', async () => {
+    const { dir, error } = await run('plain', () => {});
+    expect(error).toBeUndefined();
+    uninterrupted = readParams(join(dir, 'checkpoints'));
+  });
+
+  it('SIGKILL of the coordinator mid-job: restarted from the newest checkpoint, the job finishes with the same parameters', async () => {
+    let killedAfter = -1;
+    const { events, dir, error } = await run('killed', (e, job) => {
+      if (killedAfter < 0 && e.type === 'step' && e.step === 9) {
+        killedAfter = e.step;
+        process.kill(job.coordinatorPid!, 'SIGKILL');
+      }
+    });
+    expect(error).toBeUndefined();
+    expect(killedAfter).toBe(9);
+    const restart = events.find((e) => e.type === 'log' && /coordinator was killed after step \d+; restarting it from checkpoint step-0000008\.ckpt/.test(e.message));
+    expect(restart, 'a log line names the checkpoint it resumes from').toBeDefined();
+    expect(events.some((e) => e.type === 'checkpoint' && e.action === 'restored' && e.step === 8)).toBe(true);
+    // Steps 8 and 9 ran twice (before the crash and after the restore); every step ran, the last once.
+    const steps = stepsOf(events);
+    expect(new Set(steps)).toEqual(new Set(Array.from({ length: K }, (_, i) => i)));
+    expect(steps.slice(-(K - 8))).toEqual(Array.from({ length: K - 8 }, (_, i) => 8 + i));
+    expect(events.at(-1)?.type === 'final' || events.some((e) => e.type === 'final')).toBe(true);
+    const params = readParams(join(dir, 'checkpoints'));
+    for (const [name, values] of uninterrupted) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-6);
+    // The history on disk reads as one run: the re-run steps replace the ones before the crash.
+    expect(readRun(dir.split('/').pop()!, undefined, root).curves.step).toEqual(Array.from({ length: K }, (_, i) => i));
+    expect(readFileSync(join(dir, 'events.jsonl'), 'utf8')).toContain('"action":"restored"');
+  });
+
+  it('with restarts turned off, the crash fails the job with a message that says so', async () => {
+    let killed = false;
+    const { error, events } = await run(
+      'no-restart',
+      (e, job) => {
+        if (!killed && e.type === 'step' && e.step === 3) {
+          killed = true;
+          process.kill(job.coordinatorPid!, 'SIGKILL');
+        }
+      },
+      0,
+    );
+    expect(error?.message).toMatch(/The coordinator was killed while the job was running\. `shoal resume .*` continues it/);
+    expect(events.some((e) => e.type === 'final')).toBe(false);
+  });
+});
