@@ -57,6 +57,9 @@ describe('npx shoal resize', () => {
     const badRank = await shoal(['resize', id, '--remove', '7']);
     expect(badRank.code).toBe(1);
     expect(badRank.stderr).toMatch(/has no rank 7; its ranks are 0, 1/);
+    const sshHost = await shoal(['resize', id, '--add', 'gpu1']);
+    expect(sshHost.code).toBe(1);
+    expect(sshHost.stderr).toMatch(/--add gpu1: job .* was started with `shoal train`.*listens on 127\.0\.0\.1 only; add agents here with --add local\[:N\], or deploy/);
 
     const resize = await shoal(['resize', id, '--add', 'local:2', '--json']);
     expect(resize.code, resize.stderr).toBe(0);
@@ -85,8 +88,8 @@ describe('npx shoal resize', () => {
     const unknown = await shoal(['resize', 'job-nope', '--add', 'local:2']);
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/No job "job-nope": no run folder with a job\.json at .*runs\/job-nope/);
-    const host = await shoal(['resize', 'job-nope', '--add', 'gpu1']);
-    expect(host.stderr).toMatch(/--add gpu1: adding an SSH host to a running job is not supported yet/);
+    const host = await shoal(['resize', 'job-nope', '--add', 'gpu1:0']);
+    expect(host.stderr).toMatch(/--add gpu1:0: the number of agents must be 1 to 64/);
     const ranks = await shoal(['resize', 'job-nope', '--remove', '1,x']);
     expect(ranks.stderr).toMatch(/--remove 1,x: expected ranks as non-negative whole numbers/);
     const nothing = await shoal(['resize', 'job-nope']);

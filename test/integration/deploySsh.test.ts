@@ -6,7 +6,10 @@ import type { JobEvent } from '../../engine/protocol/events.js';
 import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import { runJobsCommand, type JobSummary } from '../../engine/node/commands/jobs.js';
+import { runResizeCommand } from '../../engine/node/commands/resize.js';
 import { runStopCommand } from '../../engine/node/commands/stop.js';
+import { zooModel } from '../../engine/model/zoo.js';
+import { presetPlan } from '../../engine/plan/presets.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
@@ -158,6 +161,46 @@ describe('shoal deploy over SSH', () => {
     expect(after.find((j) => j.jobId === id)?.state).toBe('stopped');
     const history = jsonLines<JobEvent>((await run(runAttachCommand, id, '--json', '--no-follow')).out);
     expect(history.at(-1)).toMatchObject({ type: 'status', state: 'stopped' });
+  });
+
+  test('resize a deployed job: --add a host of another stored cluster, then --remove its rank; stop ends its agent too', async () => {
+    saveClusterHosts('pair', servers.slice(0, 2).map((s, i) => hostOf(s, aliases[i])));
+    saveClusterHosts('spare', [hostOf(servers[2], 'h4')]);
+    const planFile = join(env.home, 'dp2-v4.json');
+    writeFileSync(planFile, JSON.stringify({ ...presetPlan(zooModel('mlp'), 'pp1-dp2'), virtualNodes: { total: 4 } }));
+    const d = await run(runDeployCommand, '--cluster', 'pair', '--model', 'mlp', '--plan-file', planFile, '--steps', '100000', '--detach', '--json');
+    expect(d.code, d.err).toBe(0);
+    const { jobId: id } = jsonLines<{ type: string; jobId: string }>(d.out).find((e) => e.type === 'deployed')!;
+    await untilState(id, 'running');
+
+    const grow = await run(runResizeCommand, id, '--add', 'h4', '--json');
+    expect(grow.err).not.toContain('shoal resize:');
+    expect(grow.code).toBe(0);
+    expect(grow.err).toMatch(/resize accepted/);
+    expect(grow.err).toMatch(/^started agent-2 on h4 \(pid \d+\)$/m);
+    const grown = JSON.parse(grow.out.trim()) as Extract<JobEvent, { type: 'membership' }>;
+    expect(grown.reason).toBe('resize: +1');
+    expect(grown.agents.map((a) => a.host).sort()).toEqual(['h2', 'h3', 'h4']);
+    // V = 4 virtual nodes over three replicas: the global batch is unchanged.
+    expect(grown.agents.map((a) => a.virtualNodes).reduce((a, b) => a + b)).toBe(4);
+    const record = listDeployRecords().find((r) => r.record.jobId === id)!.record;
+    expect(record.hosts.map((h) => h.alias)).toEqual(['h2', 'h3', 'h4']);
+    expect(record.processes.map((p) => `${p.target}:${p.name}`)).toContain('h4:agent-2');
+
+    const h4Rank = grown.agents.find((a) => a.host === 'h4')!.rank;
+    const shrink = await run(runResizeCommand, id, '--remove', String(h4Rank), '--json');
+    expect(shrink.code, shrink.err).toBe(0);
+    const shrunk = JSON.parse(shrink.out.trim()) as Extract<JobEvent, { type: 'membership' }>;
+    expect(shrunk.agents.map((a) => a.host).sort()).toEqual(['h2', 'h3']);
+
+    const unknownHost = await run(runResizeCommand, id, '--add', 'nowhere');
+    expect(unknownHost.code).toBe(1);
+    expect(unknownHost.err).toMatch(/No host "nowhere": it is not one of job .*'s hosts \(h2, h3, h4\) nor in a stored cluster/);
+
+    const s = await run(runStopCommand, id);
+    expect(s.code).toBe(0);
+    expect(s.err).toContain('h4: stopped, temporary files removed');
+    for (const p of listDeployRecords().find((r) => r.record.jobId === id)!.record.processes) expect(groupAlive(p.pid), `${p.name} on ${p.target}`).toBe(false);
   });
 
   test('one host down: the others are prepared, the down host is reported for itself, no job starts', async () => {

@@ -18,13 +18,17 @@ const agent = (rank: number, replica: number, virtualNodes: number, host = `loca
 const generation = (n: number, step: number, reason: string, agents: MembershipLine['agents']): MembershipLine => ({ type: 'membership', generation: n, step, reason, agents });
 
 describe('shoal resize arguments', () => {
-  it('reads --add local, local:N and refuses SSH hosts and bad counts', () => {
-    expect(parseAdd(undefined)).toBe(0);
-    expect(parseAdd('local')).toBe(1);
-    expect(parseAdd('local:3')).toBe(3);
+  it('reads --add local, local:N and host aliases with counts, and refuses bad counts and names', () => {
+    expect(parseAdd(undefined)).toEqual([]);
+    expect(parseAdd('local')).toEqual([{ host: 'local', count: 1 }]);
+    expect(parseAdd('local:3')).toEqual([{ host: 'local', count: 3 }]);
+    expect(parseAdd('gpu1:2, gpu-2.lab')).toEqual([
+      { host: 'gpu1', count: 2 },
+      { host: 'gpu-2.lab', count: 1 },
+    ]);
     expect(() => parseAdd('local:0')).toThrow(/1 to 64/);
-    expect(() => parseAdd('gpu1')).toThrow(/adding an SSH host to a running job is not supported yet/);
-    expect(() => parseAdd('a b')).toThrow(/expected local or local:N/);
+    expect(() => parseAdd('a b')).toThrow(/expected local\[:N\] or a host alias\[:N\]/);
+    expect(() => parseAdd('gpu1:x')).toThrow(/expected local\[:N\] or a host alias/);
   });
 
   it('reads --remove as distinct ranks', () => {

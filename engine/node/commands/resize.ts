@@ -1,26 +1,29 @@
 import { parseArgs } from 'node:util';
 import type { CommandIo } from '../hosts/clusterCommand.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { connectPrompts } from '../hosts/connectPrompts.js';
+import { DEPLOY_RECORD, listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
+import { resizeDeployedJob, type HostAgents } from '../jobs/resizeDeployedJob.js';
 import { findRunningJob, resizeRunningJob } from '../jobs/resizeRunningJob.js';
 import { describeEvent } from './eventPrinter.js';
 import { processIo } from './jobIo.js';
 
-export const RESIZE_USAGE = 'shoal resize <job|run folder> [--add local[:N]] [--remove <rank>[,<rank>…]] [--json]   add or release agents of a running job';
+export const RESIZE_USAGE = 'shoal resize <job|run folder> [--add local[:N] | <host>[:N],…] [--remove <rank>[,<rank>…]] [--trust-new] [--json]   add or release agents of a running job';
 
-/** `--add local` (one agent), `--add local:N`; an SSH host is refused for now. */
-export function parseAdd(value: string | undefined): number {
-  if (value === undefined) return 0;
-  const match = /^local(?::(\d+))?$/.exec(value);
-  if (match) {
-    const n = match[1] === undefined ? 1 : Number(match[1]);
-    if (!Number.isInteger(n) || n < 1 || n > 64) throw new Error(`--add ${value}: the number of agents must be 1 to 64.`);
-    return n;
-  }
-  if (/^[\w.@:-]+$/.test(value)) {
-    throw new Error(
-      `--add ${value}: adding an SSH host to a running job is not supported yet. A \`shoal train\` job's coordinator listens on 127.0.0.1 only; add agents on this machine with --add local[:N].`,
-    );
-  }
-  throw new Error(`--add ${JSON.stringify(value)}: expected local or local:N.`);
+/**
+ * `--add local`, `--add local:N`, `--add gpu3`, `--add gpu3:2,gpu4`: agents to start, per host. `local`
+ * is this machine; other names are hosts of the job's cluster (or another stored cluster).
+ */
+export function parseAdd(value: string | undefined): HostAgents[] {
+  if (value === undefined) return [];
+  return value.split(',').map((part) => {
+    const match = /^([A-Za-z0-9][\w.@-]*)(?::(\d+))?$/.exec(part.trim());
+    if (!match) throw new Error(`--add ${JSON.stringify(value)}: expected local[:N] or a host alias[:N], comma-separated (e.g. --add gpu3:2,gpu4).`);
+    const count = match[2] === undefined ? 1 : Number(match[2]);
+    if (!Number.isInteger(count) || count < 1 || count > 64) throw new Error(`--add ${part}: the number of agents must be 1 to 64.`);
+    return { host: match[1], count };
+  });
 }
 
 export function parseRemove(value: string | undefined): number[] {
@@ -36,17 +39,36 @@ export function parseRemove(value: string | undefined): number[] {
  */
 export async function runResizeCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
-    const { values, positionals } = parseArgs({ args, options: { add: { type: 'string' }, remove: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
+    const { values, positionals } = parseArgs({ args, options: { add: { type: 'string' }, remove: { type: 'string' }, json: { type: 'boolean' }, 'trust-new': { type: 'boolean' } }, allowPositionals: true });
     if (positionals.length !== 1) throw new Error(`Usage: ${RESIZE_USAGE}`);
     const add = parseAdd(values.add);
     const remove = parseRemove(values.remove);
-    if (add === 0 && remove.length === 0) throw new Error(`Nothing to do. Usage: ${RESIZE_USAGE}`);
+    if (add.length === 0 && remove.length === 0) throw new Error(`Nothing to do. Usage: ${RESIZE_USAGE}`);
+    const deployed = deployedJob(positionals[0]);
+    if (deployed) {
+      const { membership } = await resizeDeployedJob(deployed.record, deployed.runDir, { add, remove }, { ...connectPrompts(io, values['trust-new'] === true), onProgress: (line) => io.err(line + '\n') });
+      io.out(values.json ? JSON.stringify(membership) + '\n' : `${describeEvent(membership)}\n`);
+      return 0;
+    }
     const job = findRunningJob(positionals[0]);
-    const { membership } = await resizeRunningJob(job, add, remove, (line) => io.err(line + '\n'));
+    const remoteHost = add.find((a) => a.host !== 'local');
+    if (remoteHost) {
+      throw new Error(`--add ${remoteHost.host}: job ${job.record.jobId} was started with \`shoal train\` (or the studio) on this machine, and its coordinator listens on 127.0.0.1 only; add agents here with --add local[:N], or deploy with \`shoal deploy\` to grow a job onto SSH hosts.`);
+    }
+    const { membership } = await resizeRunningJob(job, add.reduce((n, a) => n + a.count, 0), remove, (line) => io.err(line + '\n'));
     io.out(values.json ? JSON.stringify(membership) + '\n' : `${describeEvent(membership)}\n`);
     return 0;
   } catch (err) {
     io.err(`shoal resize: ${(err as Error).message}\n`);
     return 1;
   }
+}
+
+/** A job started with `shoal deploy` (its run folder has deploy.json), by id or run folder; else undefined. */
+function deployedJob(target: string): { record: DeployRecord; runDir: string } | undefined {
+  const byId = listDeployRecords().find((r) => r.record.jobId === target);
+  if (byId) return byId;
+  const file = join(resolve(target), DEPLOY_RECORD);
+  if (!existsSync(file)) return undefined;
+  return { record: JSON.parse(readFileSync(file, 'utf8')) as DeployRecord, runDir: resolve(target) };
 }

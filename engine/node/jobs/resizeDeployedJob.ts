@@ -1,0 +1,154 @@
+import type { JobEvent } from '../../protocol/events.js';
+import type { Launcher, PrepareEvent } from '../deploy/launcher.js';
+import { LocalLauncher } from '../deploy/localLauncher.js';
+import { SshLauncher, type SshLauncherOptions } from '../deploy/sshLauncher.js';
+import { findCluster, loadClusters } from '../hosts/clusterStore.js';
+import type { SshHost } from '../hosts/host.js';
+import type { MembershipEvent } from './controlFile.js';
+import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
+import { checkResize, followEvents, requestResize, type CoordinatorAddress } from './jobControl.js';
+
+/** Agents to add on one host: a host of the job's cluster (or any stored cluster) by alias. */
+export interface HostAgents {
+  host: string;
+  count: number;
+}
+
+export interface DeployedResizeOutcome {
+  membership: MembershipEvent;
+  started: Array<{ target: string; name: string; pid: number }>;
+}
+
+/**
+ * Where a host named in `--add` is described: the job's own hosts first, then the cluster it was
+ * deployed from, then any stored cluster. A `local` job (LocalLauncher) has one host, this machine.
+ */
+export function resolveAddedHosts(record: DeployRecord, wanted: HostAgents[]): SshHost[] {
+  if (record.launcher === 'local') {
+    const other = wanted.find((w) => w.host !== 'local' && w.host !== 'localhost');
+    if (other) throw new Error(`Job ${record.jobId} runs on this machine only (deployed to the local cluster); it cannot grow onto ${other.host}. Add agents with --add local[:N].`);
+    return [];
+  }
+  const stored = [...(findCluster(record.cluster)?.hosts ?? []), ...loadClusters().flatMap((c) => c.hosts)];
+  return wanted.map(({ host }) => {
+    if (host === 'local' || host === 'localhost') throw new Error(`Job ${record.jobId} runs on SSH hosts (${record.hosts.map((h) => h.alias).join(', ')}); name one of them, or another stored host, instead of ${host}.`);
+    const found = record.hosts.find((h) => h.alias === host) ?? stored.find((h) => h.alias === host);
+    if (!found) throw new Error(`No host "${host}": it is not one of job ${record.jobId}'s hosts (${record.hosts.map((h) => h.alias).join(', ')}) nor in a stored cluster. Add it first: shoal cluster add ${record.cluster} --host user@address`);
+    return found;
+  });
+}
+
+/**
+ * Resize a deployed job while it runs: prepare the hosts that get new agents (upload only when the
+ * agent build is missing there), ask the coordinator through an SSH forward, start the agents there
+ * detached (they join on their own), and wait for the generation that applies the request. The job's
+ * deploy.json gains the new processes, so `shoal stop` ends them too.
+ */
+export async function resizeDeployedJob(
+  record: DeployRecord,
+  runDir: string,
+  request: { add: HostAgents[]; remove: number[] },
+  options: SshLauncherOptions & { onProgress?: (line: string) => void } = {},
+): Promise<DeployedResizeOutcome> {
+  const say = options.onProgress ?? (() => {});
+  const added = resolveAddedHosts(record, request.add);
+  const head = record.hosts.find((h) => h.alias === record.head);
+  const remote = added.filter((h) => h.alias !== record.head);
+  if (remote.length && record.coordinator.listenHost === '127.0.0.1') {
+    throw new Error(
+      `Job ${record.jobId}'s coordinator listens on 127.0.0.1 on ${record.head}, because every agent was placed there; agents on ${remote.map((h) => h.alias).join(', ')} could not reach it. Add agents on ${record.head} (--add ${record.head}:N), or deploy the job over several hosts to grow it onto others.`,
+    );
+  }
+  // The head (its forward reaches the coordinator) and the hosts that get agents, head first.
+  const hosts = head ? [head, ...added.filter((h, i) => h.alias !== head.alias && added.findIndex((x) => x.alias === h.alias) === i)] : [];
+  const launcher: Launcher = record.launcher === 'local' ? new LocalLauncher() : new SshLauncher(hosts, options);
+  let at: (CoordinatorAddress & { close(): void }) | undefined;
+  try {
+    at = await coordinatorAddress(launcher, record);
+    const targets = expandTargets(launcher, record, request.add);
+    if (targets.length) await prepareTargets(launcher, new Set(targets), say);
+
+    const id = record.jobId;
+    let ours: string | undefined;
+    const seen: MembershipEvent[] = [];
+    let settle!: (m: MembershipEvent) => void;
+    let reject!: (err: Error) => void;
+    const applied = new Promise<MembershipEvent>((res, rej) => ((settle = res), (reject = rej)));
+    applied.catch(() => {});
+    let latest: MembershipEvent | undefined;
+    const onEvent = (e: JobEvent) => {
+      if (e.type === 'membership') {
+        latest = e;
+        if (e.requestId !== undefined) {
+          seen.push(e);
+          if (e.requestId === ours) settle(e);
+        }
+      } else if (e.type === 'final') reject(new Error(`Job ${id} finished before the resize was applied.`));
+      else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message}` : ''}.`));
+    };
+    const detach = await followEvents(at!, onEvent, (reason) => reject(new Error(`Lost the connection to the coordinator of job ${id} before the resize was applied: ${reason}`)));
+    try {
+      // The coordinator replays the history first (in one burst): it says who holds which rank now,
+      // which a removal is checked against. Live events follow while training goes on.
+      await new Promise((r) => setTimeout(r, 1000));
+      const addCount = targets.length;
+      checkResize(id, latest, { add: addCount, remove: request.remove });
+      ours = await requestResize(at!, { add: addCount, remove: request.remove });
+      const already = seen.find((e) => e.requestId === ours);
+      if (already) settle(already);
+      say(`job ${id}: resize accepted; it is applied at the next step boundary`);
+      const started: DeployedResizeOutcome['started'] = [];
+      let next = record.processes.filter((p) => p.role === 'agent').length;
+      for (const target of targets) {
+        const name = `agent-${next++}`;
+        const peer = launcher.targets.find((t) => t.alias === target)!.peerAddress;
+        const secret = at!.secret;
+        const agent = await launcher.start(target, {
+          jobId: id,
+          role: 'agent',
+          name,
+          config: { secret, coordinator: { host: record.coordinator.listenHost, port: record.coordinator.port }, bindHost: peer, hostLabel: target },
+        });
+        record.processes.push(agent);
+        writeDeployRecord(runDir, record);
+        started.push({ target, name, pid: agent.pid });
+        say(`started ${name} on ${target} (pid ${agent.pid})`);
+      }
+      for (const h of added) if (!record.hosts.some((x) => x.alias === h.alias)) record.hosts.push(h);
+      writeDeployRecord(runDir, record);
+      return { membership: await applied, started };
+    } finally {
+      detach();
+    }
+  } finally {
+    at?.close();
+    launcher.close();
+  }
+}
+
+/** The coordinator as this machine reaches it: through the head's SSH session, with the secret read from the head's mode-600 file (kept in memory only). */
+async function coordinatorAddress(launcher: Launcher, record: DeployRecord): Promise<CoordinatorAddress & { close(): void }> {
+  const head = launcher.targets[0].alias;
+  const config = await launcher.readJobFile(head, record.jobId, 'temp', 'coordinator.config');
+  if (config === undefined) throw new Error(`Job ${record.jobId} is not running: its coordinator has no config file left on ${record.head} (it finished, failed or was stopped). See it with: shoal attach ${record.jobId}`);
+  const secret = String((JSON.parse(config) as { secret?: unknown }).secret ?? '');
+  const forward = await launcher.forward(head, record.coordinator.listenHost, record.coordinator.port);
+  return { host: forward.host, port: forward.port, secret, close: () => forward.close() };
+}
+
+/** One launch target per new agent, in the order asked. */
+function expandTargets(launcher: Launcher, record: DeployRecord, add: HostAgents[]): string[] {
+  return add.flatMap(({ host, count }) => {
+    const target = record.launcher === 'local' ? launcher.targets[0].alias : host;
+    return Array.from({ length: count }, () => target);
+  });
+}
+
+/** Prepare only the hosts that get agents; a host that cannot be prepared stops the resize before it is asked. */
+async function prepareTargets(launcher: Launcher, targets: Set<string>, say: (line: string) => void): Promise<void> {
+  const prepared = await launcher.prepare((e: PrepareEvent) => {
+    if (targets.has(e.target) && e.status !== 'running' && e.status !== 'progress') say(`${e.target} ${e.step} ${e.status}: ${e.detail}`);
+  });
+  const failed = prepared.filter((p) => targets.has(p.target) && !p.ok);
+  if (failed.length) throw new Error(`The resize was not requested: ${failed.map((f) => f.error).join('; ')}`);
+}
