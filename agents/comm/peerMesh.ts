@@ -17,6 +17,11 @@ export class PeerMesh {
   private server: Server | null = null;
   private pending = new Map<number, (conn: Connection) => void>();
 
+  /** Who answers a state fetch on this listener (agentProcess sets it; by default it is refused). */
+  onStateRequest: (conn: Connection, hello: Record<string, unknown>) => void = (conn) => {
+    conn.send({ type: 'stateError', message: 'no state is held here' });
+  };
+
   constructor(private readonly secret: string, private readonly log: (msg: string) => void) {}
 
   /** Start listening; returns the port peers should dial. */
@@ -26,6 +31,8 @@ export class PeerMesh {
       0,
       this.secret,
       (conn, hello) => {
+        // Not a link: a peer fetching state this agent holds (a resize hands state over peer to peer).
+        if (hello.purpose === 'state') return this.onStateRequest(conn, hello);
         const rank = Number(hello.rank);
         this.links.set(rank, conn);
         this.pending.get(rank)?.(conn);

@@ -9,6 +9,7 @@ import { floatsToBytes, type Message } from '../comm/frame.js';
 import { latestCheckpointIn, loadCheckpoint, saveCheckpoint } from './checkpoints.js';
 import type { CoordinatorConfig } from './coordinator.js';
 import type { EventLog } from './eventLog.js';
+import { heldStateFrom, isHeldState, lostHolders, sourcesForStage, type HeldState } from './heldState.js';
 import { VirtualNodeBalancer } from './balancer.js';
 import { AgentLostError, Generation } from './generation.js';
 import { stateForStages, stateFromLocalParts, stateFromSnapshots, type JobState } from './jobState.js';
@@ -73,7 +74,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   const context = (g: Generation): TrainingContext => ({ plan: g.plan, config, active: g.members, log, expect: (key) => g.expect(key), broadcast: (h) => g.broadcast(h) });
 
   /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
-  const startGeneration = async (plan: Plan, members: Member[], state: JobState | null, step: number, reason: string, requestId?: string): Promise<void> => {
+  const startGeneration = async (plan: Plan, members: Member[], state: JobState | HeldState | null, step: number, reason: string, requestId?: string): Promise<void> => {
     gen?.close();
     gen = new Generation(++generationId, plan, members, membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1);
     const ports = members.map((m) => m.peerPort);
@@ -82,7 +83,7 @@ export async function runTraining(job: JobContext): Promise<void> {
       // first listener is simply replaced): one round, answered with each new rank's port.
       const listening = gen.expect(`listening:${generationId}`);
       members.forEach((_, rank) => gen.send(rank, { type: 'listen', generation: generationId, rank }));
-      for (const m of await listening) ports[Number(m.header.rank)] = Number(m.header.peerPort);
+      for (const m of await listening) members[Number(m.header.rank)].peerPort = ports[Number(m.header.rank)] = Number(m.header.peerPort);
     }
     const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
     const ready = gen.expect('ready');
@@ -92,7 +93,14 @@ export async function runTraining(job: JobContext): Promise<void> {
       if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
     });
     await ready;
-    if (state) {
+    if (isHeldState(state)) {
+      // A resize: every member fetches its stage's tensors from the agents holding them.
+      const restored = gen.expect('restored');
+      members.forEach((_, rank) => gen.send(rank, { type: 'fetchState', sources: sourcesForStage(state, plan, gen.layout[rank].stage), optimizerStep: state.optimizerStep }));
+      const bytes = (await restored).reduce((n, m) => n + Number(m.header.bytes ?? 0), 0);
+      for (const h of state.holders) if (!h.member.lost) h.member.conn.send({ type: 'dropState' });
+      say('info', `State handed over peer to peer: ${(bytes / 2 ** 20).toFixed(2)} MiB from ${state.holders.length} holder(s) to ${members.length} agent(s); none of it through the coordinator.`);
+    } else if (state) {
       const perStage = stateForStages(state, plan);
       const restored = gen.expect('restored');
       members.forEach((_, rank) => {
@@ -121,18 +129,28 @@ export async function runTraining(job: JobContext): Promise<void> {
    * try again with whoever is left (the state is still in hand). Without `plan`/`members`: re-plan
    * onto every live agent.
    */
-  const establish = async (state: JobState | null, at: number, reason: string, plan?: Plan, members?: Member[], requestId?: string): Promise<void> => {
+  const establish = async (state: JobState | HeldState | null, at: number, reason: string, plan?: Plan, members?: Member[], requestId?: string): Promise<number> => {
     for (;;) {
       const chosen = members ?? membership.alive();
       const p = plan ?? replan(job.plan, config.model, chosen.length);
       try {
         await startGeneration(p, chosen.slice(0, agentsNeeded(p)), state, at, reason, requestId);
-        return;
+        return at;
       } catch (err) {
         if (!(err instanceof AgentLostError)) throw err;
         say('warn', `${err.message} Setting up again without it.`);
         plan = undefined;
         members = undefined;
+        if (isHeldState(state) && lostHolders(state).length > 0) {
+          // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.
+          const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
+          if (!file) throw new Error(`${err.message} It held the state of its stage for the resize, and there is no checkpoint to fall back to. Resume the job with \`shoal resume\` from an earlier run folder, or restart it.`);
+          const loaded = loadCheckpoint(file, config.model.name);
+          state = loaded.state;
+          at = loaded.header.step;
+          say('warn', `Falling back to ${file} (step ${at}): the state being handed over was lost with its holder.`);
+          log.emit({ type: 'checkpoint', action: 'restored', step: at, path: file, bytes: 0, time: now() });
+        }
       }
     }
   };
@@ -169,6 +187,13 @@ export async function runTraining(job: JobContext): Promise<void> {
     gen.broadcast({ type: 'snapshot', snapshotId });
     snapshotId += 1;
     return stateFromSnapshots(await replies);
+  };
+  /** The same round, but each stage's state stays with its holder for a peer-to-peer hand-over. */
+  const holdSnapshot = async (): Promise<HeldState> => {
+    const replies = gen.expect(`snapshot:${snapshotId}`);
+    gen.broadcast({ type: 'snapshot', snapshotId, keep: true });
+    snapshotId += 1;
+    return heldStateFrom(await replies, gen.members);
   };
   const checkpoint = async (at: number) => {
     if (!config.checkpointDir) return;
@@ -253,10 +278,12 @@ export async function runTraining(job: JobContext): Promise<void> {
     const staying = gen.members.filter((_, rank) => !request.remove.includes(rank));
     const members = [...staying, ...newcomers().slice(0, request.add)];
     const plan = replan(job.plan, config.model, members.length);
-    const state = await snapshot();
+    const state = await holdSnapshot();
     const released = gen.members.filter((m) => !members.includes(m));
+    const at = await establish(state, step, `resize: ${[request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ')}`, plan, members, request.id);
+    // Released agents go once their state (if they held some) has been handed over.
     for (const m of released) m.conn.send({ type: 'shutdown' });
-    await establish(state, step, `resize: ${[request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ')}`, plan, members, request.id);
+    return at;
   };
 
   /**
@@ -338,7 +365,7 @@ export async function runTraining(job: JobContext): Promise<void> {
       }
       const request = asynchronous ? null : dueResize();
       if (request) {
-        await resize(request);
+        step = await resize(request);
         balancer.reset();
         continue;
       }

@@ -11,7 +11,8 @@ import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
 import { profileAgent } from './profileLayers.js';
 import { clockMs, timeline } from './timelineRecorder.js';
-import { restoreStage, snapshotStage } from './stageState.js';
+import { restoreStage, snapshotStage, type StageSnapshot } from './stageState.js';
+import { fetchState, isStateRequest, serveState, type StateSource } from './stateShare.js';
 import type { StageContext } from './stageContext.js';
 import { buildStage, type SetupMessage } from './buildStage.js';
 import { parsePlan } from '../../engine/plan/plan.js';
@@ -52,7 +53,14 @@ export async function runAgent(): Promise<void> {
 
   const backend = await selectBackend({ log: (m) => log('info', m) });
   // One mesh per generation of the job (a resize or a lost agent starts a new one, with new ranks).
-  let mesh = new PeerMesh(config.secret, (m) => log('warn', m));
+  /** This stage's snapshot, kept while a resize hands it to the next generation (stateShare.ts). */
+  let held: StageSnapshot | null = null;
+  const newMesh = () => {
+    const m = new PeerMesh(config.secret, (msg) => log('warn', msg));
+    m.onStateRequest = (conn, hello) => serveState(conn, held, isStateRequest(hello) ? hello.names.map(String) : []);
+    return m;
+  };
+  let mesh = newMesh();
   const peerPort = await mesh.listen(config.bindHost);
   coordinator = await connectAuthenticated(config.coordinator.host, config.coordinator.port, config.secret, {
     role: 'agent',
@@ -80,7 +88,7 @@ export async function runAgent(): Promise<void> {
       ctx = null;
       asyncState = null;
       mesh.close();
-      mesh = new PeerMesh(config.secret, (m) => log('warn', m));
+      mesh = newMesh();
       coordinator!.send({ type: 'listening', generation: h.generation, rank: h.rank, peerPort: await mesh.listen(config.bindHost) });
     } else if (h.type === 'abort') {
       const step = Number(h.step);
@@ -137,10 +145,25 @@ export async function runAgent(): Promise<void> {
       if (!ctx) throw new Error('A checkpoint request arrived before setup.');
       // Every agent takes part (sharded state is gathered); the first replica's first shard speaks.
       const snap = await snapshotStage(ctx);
-      coordinator!.send(
-        { type: 'snapshotData', rank, snapshotId: h.snapshotId, stage: ctx.me.stage, tensors: snap?.tensors ?? null, optimizerStep: snap?.optimizerStep ?? null },
-        snap ? floatsToBytes(snap.values) : undefined,
-      );
+      if (h.keep === true) {
+        // A resize: keep the state here for the next generation to fetch; only its names travel.
+        held = snap;
+        coordinator!.send({ type: 'snapshotData', rank, snapshotId: h.snapshotId, stage: ctx.me.stage, tensors: snap?.tensors ?? null, optimizerStep: snap?.optimizerStep ?? null, held: snap !== null });
+      } else {
+        coordinator!.send(
+          { type: 'snapshotData', rank, snapshotId: h.snapshotId, stage: ctx.me.stage, tensors: snap?.tensors ?? null, optimizerStep: snap?.optimizerStep ?? null },
+          snap ? floatsToBytes(snap.values) : undefined,
+        );
+      }
+    } else if (h.type === 'fetchState') {
+      if (!ctx) throw new Error('A state hand-over arrived before setup.');
+      const sources = h.sources as StateSource[];
+      const fetched = await fetchState(config.secret, sources);
+      restoreStage(ctx, fetched.tensors, fetched.body, Number(h.optimizerStep));
+      log('info', `restored ${fetched.tensors.length} tensors (${(fetched.bytes / 2 ** 20).toFixed(2)} MiB) from peer(s) ${sources.map((s) => `${s.host}:${s.port}`).join(', ')}`);
+      coordinator!.send({ type: 'restored', rank, fromPeers: sources.length, bytes: fetched.bytes });
+    } else if (h.type === 'dropState') {
+      held = null;
     } else if (h.type === 'restore') {
       if (!ctx) throw new Error('A restore arrived before setup.');
       restoreStage(ctx, h.tensors as CheckpointTensor[], bytesToFloats(message.payload), Number(h.optimizerStep));

@@ -168,12 +168,12 @@ describe('shoal deploy over SSH', () => {
     saveClusterHosts('spare', [hostOf(servers[2], 'h4')]);
     const planFile = join(env.home, 'dp2-v4.json');
     writeFileSync(planFile, JSON.stringify({ ...presetPlan(zooModel('mlp'), 'pp1-dp2'), virtualNodes: { total: 4 } }));
-    const d = await run(runDeployCommand, '--cluster', 'pair', '--model', 'mlp', '--plan-file', planFile, '--steps', '100000', '--detach', '--json');
+    const d = await run(runDeployCommand, '--cluster', 'pair', '--model', 'mlp', '--plan-file', planFile, '--steps', '100000', '--trust-new', '--detach', '--json');
     expect(d.code, d.err).toBe(0);
     const { jobId: id } = jsonLines<{ type: string; jobId: string }>(d.out).find((e) => e.type === 'deployed')!;
     await untilState(id, 'running');
 
-    const grow = await run(runResizeCommand, id, '--add', 'h4', '--json');
+    const grow = await run(runResizeCommand, id, '--add', 'h4', '--trust-new', '--json');
     expect(grow.err).not.toContain('shoal resize:');
     expect(grow.code).toBe(0);
     expect(grow.err).toMatch(/resize accepted/);

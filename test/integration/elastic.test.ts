@@ -119,9 +119,34 @@ describe('elastic data parallelism with virtual nodes', () => {
     const changes = generations(events);
     expect(changes.map((g) => g.agents.length)).toEqual([2, 4]);
     expect(changes[1].agents.map((a) => a.virtualNodes)).toEqual([2, 2, 2, 2]);
+    // Parameters and momentum went from the agent holding them to every member, not via the coordinator.
+    expect(peerRestores(events).map((e) => e.message)).toHaveLength(4);
+    expect(logs(events).some((m) => /State handed over peer to peer: [\d.]+ MiB from 1 holder\(s\) to 4 agent\(s\)/.test(m))).toBe(true);
+    expectExact(params);
+  });
+
+  it('shrinks a two-stage pipeline onto one agent: its one stage fetches from both stages\' holders', async () => {
+    const pipeline: Plan = { ...presetPlan(model, 'pp2-dp1', { optimizer: sgd }), virtualNodes: { total: 2 } };
+    let asked = false;
+    const { events, params } = await run('shrink-stages', pipeline, 2, (e, job) => {
+      if (!asked && e.type === 'step' && e.step === 5) {
+        asked = true;
+        job.resize({ remove: [1] }).catch((err) => console.error(err));
+      }
+    });
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    expect(generations(events).map((g) => g.agents.length)).toEqual([2, 1]);
+    const restores = peerRestores(events);
+    expect(restores).toHaveLength(1);
+    expect(restores[0].message).toMatch(/from peer\(s\) 127\.0\.0\.1:\d+, 127\.0\.0\.1:\d+$/);
+    expect(logs(events).some((m) => /from 2 holder\(s\) to 1 agent\(s\)/.test(m))).toBe(true);
     expectExact(params);
   });
 });
+
+const logs = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'log' ? [e.message] : []));
+const peerRestores = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'log' && /restored \d+ tensors \([\d.]+ MiB\) from peer\(s\)/.test(e.message) ? [e] : []));
 
 describe('losing the last replica of a stage', () => {
   it('falls back to the last checkpoint, re-plans onto the remaining device, and still matches', async () => {

@@ -1,0 +1,86 @@
+import type { Connection } from '../comm/connection.js';
+import { connectAuthenticated } from '../comm/handshake.js';
+import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
+import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
+import type { StageSnapshot } from './stageState.js';
+
+/**
+ * Peer-to-peer hand-over of a stage's state when a job is resized (VirtualFlow's joining workers get
+ * their state from the others, not from a checkpoint or a central server): the agent holding a
+ * stage's snapshot keeps it in memory and serves the tensors each member of the new generation asks
+ * for, on an authenticated connection to its peer listener. The coordinator only says who fetches
+ * what from whom; the bytes go from agent to agent.
+ */
+
+/** A request on an agent's peer listener: `purpose: 'state'` and the tensors wanted, by name. */
+export interface StateRequest {
+  purpose: 'state';
+  names: string[];
+}
+
+/** Where to fetch which tensors: a holder's peer address and the names it has that we need. */
+export interface StateSource {
+  host: string;
+  port: number;
+  names: string[];
+}
+
+export const isStateRequest = (hello: Record<string, unknown>): hello is Record<string, unknown> & StateRequest => hello.purpose === 'state' && Array.isArray(hello.names);
+
+/** Answer a fetch from the held snapshot: the named tensors (params and their optimizer slots), packed. */
+export function serveState(conn: Connection, held: StageSnapshot | null, names: string[]): void {
+  if (!held) {
+    conn.send({ type: 'stateError', message: 'this agent holds no state to hand over (it was released or not asked to keep it)' });
+    return;
+  }
+  const wanted = new Set(names);
+  const sizes = held.tensors.map((t) => t.shape.reduce((a, b) => a * b, 1));
+  const offsets = sizes.map((_, i) => sizes.slice(0, i).reduce((a, b) => a + b, 0));
+  const picked = held.tensors.map((t, i) => ({ t, i })).filter(({ t }) => wanted.has(t.name));
+  const values = new Float32Array(picked.reduce((n, { i }) => n + sizes[i], 0));
+  let at = 0;
+  const tensors: CheckpointTensor[] = picked.map(({ t, i }) => {
+    values.set(held.values.subarray(offsets[i], offsets[i] + sizes[i]), at);
+    const placed = { ...t, offset: at, length: sizes[i] };
+    at += sizes[i];
+    return placed;
+  });
+  conn.send({ type: 'stateData', tensors, optimizerStep: held.optimizerStep }, floatsToBytes(values));
+}
+
+/**
+ * Fetch the tensors this agent needs from every source, in parallel, and put them in one body as a
+ * checkpoint would hold them (restoreStage takes that). Errors name the source that failed.
+ */
+export async function fetchState(secret: string, sources: StateSource[]): Promise<{ tensors: CheckpointTensor[]; body: Float32Array; bytes: number }> {
+  const parts = await Promise.all(
+    sources.map(async (source) => {
+      const where = `${source.host}:${source.port}`;
+      const conn = await connectAuthenticated(source.host, source.port, secret, { purpose: 'state', names: source.names } satisfies StateRequest);
+      try {
+        const reply = await new Promise<{ tensors: CheckpointTensor[]; values: Float32Array }>((resolve, reject) => {
+          conn.onMessage = (m) => {
+            if (m.header.type === 'stateData') resolve({ tensors: m.header.tensors as CheckpointTensor[], values: bytesToFloats(m.payload) });
+            else reject(new Error(`the state holder at ${where} refused: ${String(m.header.message ?? m.header.type)}`));
+          };
+          conn.onClose = (err) => reject(new Error(`the state holder at ${where} closed the connection: ${err.message}`));
+        });
+        const missing = source.names.filter((n) => !reply.tensors.some((t) => t.name === n));
+        if (missing.length) throw new Error(`the state holder at ${where} has no ${missing.join(', ')}`);
+        return reply;
+      } finally {
+        conn.close();
+      }
+    }),
+  );
+  const length = parts.reduce((n, p) => n + p.values.length, 0);
+  const body = new Float32Array(length);
+  const tensors: CheckpointTensor[] = [];
+  let at = 0;
+  for (const p of parts) {
+    body.set(p.values, at);
+    for (const t of p.tensors) tensors.push({ ...t, offset: t.offset + at });
+    at += p.values.length;
+  }
+  return { tensors, body, bytes: length * 4 };
+}
