@@ -7,6 +7,7 @@ import { EventLog } from './eventLog.js';
 import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
+import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart } from './restart.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -65,11 +66,13 @@ const now = () => Date.now();
 export async function runCoordinator(): Promise<void> {
   const config = await readConfigFromStdin<CoordinatorConfig>('coordinator');
   const plan = parsePlan(config.plan);
+  config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
   const log = new EventLog(config.eventLogPath);
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);
   };
+  if (restartCount() > 0) say('warn', `The coordinator was restarted after a crash (restart ${restartCount()}); it continues from ${config.resumeFrom ?? 'the first step (no checkpoint yet)'} once ${config.agents} agents have rejoined.`);
   log.emit({ type: 'status', state: 'starting', message: `waiting for ${config.agents} agents`, time: now() });
 
   const membership = new Membership();
@@ -77,7 +80,7 @@ export async function runCoordinator(): Promise<void> {
   const resizes: ResizeRequest[] = [];
   const server: Server = await listenAuthenticated(
     config.listenHost ?? '127.0.0.1',
-    0,
+    rememberedPort(),
     config.secret,
     (conn: Connection, hello: Hello) => {
       if (hello.role === 'studio') return log.attach(conn, Number(hello.since ?? 0));
@@ -90,6 +93,7 @@ export async function runCoordinator(): Promise<void> {
   const address = server.address();
   if (!address || typeof address === 'string') throw new Error('The coordinator has no TCP address.');
   process.stdout.write(JSON.stringify({ listening: address.port }) + '\n');
+  rememberPort(address.port);
 
   const timeoutSec = config.roundTimeoutSec ?? 300;
   const rendezvous = setTimeout(() => {

@@ -1,7 +1,6 @@
 import { hostname } from 'node:os';
 import { selectBackend } from '../backend/selectBackend.js';
 import type { Connection } from '../comm/connection.js';
-import { connectAuthenticated } from '../comm/handshake.js';
 import { bytesToFloats, floatsToBytes, type Message } from '../comm/frame.js';
 import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
 import { PeerMesh } from '../comm/peerMesh.js';
@@ -9,6 +8,7 @@ import { createAsyncState, runAsyncPipeline, type AsyncState } from '../schedule
 import { runPipelineStep } from '../schedule/pipelineStep.js';
 import { runPipelineEval } from './evaluate.js';
 import { readConfigFromStdin } from './readConfig.js';
+import { joinCoordinator, REJOIN_EXIT_CODE } from './joinCoordinator.js';
 import { profileAgent } from './profileLayers.js';
 import { clockMs, timeline } from './timelineRecorder.js';
 import { restoreStage, snapshotStage, type StageSnapshot } from './stageState.js';
@@ -62,7 +62,7 @@ export async function runAgent(): Promise<void> {
   };
   let mesh = newMesh();
   const peerPort = await mesh.listen(config.bindHost);
-  coordinator = await connectAuthenticated(config.coordinator.host, config.coordinator.port, config.secret, {
+  coordinator = await joinCoordinator(config.coordinator, config.secret, {
     role: 'agent',
     host,
     pid: process.pid,
@@ -202,7 +202,10 @@ export async function runAgent(): Promise<void> {
     if (!coordinator!.closed) coordinator!.send({ type: 'heartbeat' });
   }, 1000).unref();
   coordinator.onClose = () => {
-    process.stderr.write(`${prefix()} lost the coordinator; exiting.\n`);
-    process.exit(1);
+    // Under a deployed job's supervisor, exit code 75 asks to be started again: the coordinator may
+    // be restarting after a crash (agents/coordinator/restart.ts), and the new agent rejoins it.
+    const rejoin = process.env.SHOAL_SUPERVISED === '1';
+    process.stderr.write(`${prefix()} lost the coordinator; ${rejoin ? 'exiting to rejoin it if it restarts' : 'exiting'}.\n`);
+    process.exit(rejoin ? REJOIN_EXIT_CODE : 1);
   };
 }

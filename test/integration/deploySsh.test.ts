@@ -76,6 +76,21 @@ function groupAlive(pgid: number): boolean {
   return false;
 }
 
+/** Processes whose parent is `pid`. */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
 /** Poll `shoal jobs` until the job reaches `state` (bounded by attempts, not by time). */
 async function untilState(id: string, state: JobSummary['state']): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -201,6 +216,34 @@ describe('shoal deploy over SSH', () => {
     expect(s.code).toBe(0);
     expect(s.err).toContain('h4: stopped, temporary files removed');
     for (const p of listDeployRecords().find((r) => r.record.jobId === id)!.record.processes) expect(groupAlive(p.pid), `${p.name} on ${p.target}`).toBe(false);
+  });
+
+  test('SIGKILL of a deployed coordinator: its supervisor restarts it from the newest checkpoint, agents rejoin, attach follows to the end', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'lab', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '240', '--checkpoint-every', '40', '--eval-every', '240', '--trust-new', '--detach', '--json');
+    expect(d.code, d.err).toBe(0);
+    const { jobId: id, processes } = jsonLines<{ type: string; jobId: string; processes: StartedProcess[] }>(d.out).find((e) => e.type === 'deployed')!;
+    const history = join(homes[0], '.shoal', 'runs', id, 'events.jsonl');
+    const following = run(runAttachCommand, id, '--json');
+    // Once a checkpoint exists and training is past it, kill the coordinator's node process (not its supervisor).
+    for (let i = 0; i < 600 && !/"action":"saved","step":40/.test(existsSync(history) ? readFileSync(history, 'utf8') : ''); i++) await new Promise((r) => setTimeout(r, 100));
+    const leader = processes.find((p) => p.name === 'coordinator')!.pid;
+    const node = childrenOf(leader).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('coordinator'));
+    expect(node, 'the coordinator runs as a child of its supervisor').toBeDefined();
+    process.kill(node!, 'SIGKILL');
+
+    const a = await following;
+    expect(a.code, a.err).toBe(0);
+    const events = jsonLines<JobEvent>(a.out);
+    const logsOf = events.flatMap((e) => (e.type === 'log' ? [e.message] : []));
+    expect(logsOf.some((m) => /restarted after a crash \(restart 1\); it continues from checkpoints\/step-\d+\.ckpt once 2 agents have rejoined/.test(m))).toBe(true);
+    const restored = events.find((e) => e.type === 'checkpoint' && e.action === 'restored') as Extract<JobEvent, { type: 'checkpoint' }>;
+    expect(restored.step).toBeGreaterThanOrEqual(40);
+    const steps = new Set(events.flatMap((e) => (e.type === 'step' ? [e.step] : [])));
+    expect(steps.size).toBe(240);
+    expect((events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>).testAccuracy).toBeGreaterThan(0.85);
+    const coordinatorLog = readFileSync(join(homes[0], '.shoal', 'runs', id, 'coordinator.log'), 'utf8');
+    expect(coordinatorLog).toMatch(/^\[coordinator\] exited with code 137; starting it again \(1 of 3\)$/m);
+    await untilState(id, 'finished');
   });
 
   test('one host down: the others are prepared, the down host is reported for itself, no job starts', async () => {

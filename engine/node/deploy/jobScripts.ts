@@ -14,6 +14,22 @@ import { assertPlainName, shQuote } from './shellQuote.js';
  * agents' configurations inside them carry the job secret.
  */
 
+/** The body of the detached `sh -c` that runs one process (see startScript); no single quotes inside. */
+const SUPERVISOR = [
+  'echo $$ > "$1/$2.pid"',
+  'export SHOAL_SUPERVISED=1',
+  'n=0',
+  ': > "$1/$2.out"',
+  'while :; do',
+  '  SHOAL_RESTART=$n node "$3" "$4" < "$1/$2.config" >> "$1/$2.out" 2>> "$5/$2.log"; c=$?',
+  '  if [ $n -lt 3 ] && { [ $c -eq 75 ] || { [ "$4" = coordinator ] && [ $c -gt 128 ]; }; }; then',
+  '    n=$((n+1)); echo "[$2] exited with code $c; starting it again ($n of 3)" >> "$5/$2.log"; sleep 1',
+  '  else break; fi',
+  'done',
+  'echo $c > "$1/$2.exit"',
+  'rm -f "$1/$2.config"',
+].join('\n');
+
 const dirs = (jobId: string) => {
   assertPlainName(jobId, 'Job id');
   return `J="$HOME/.shoal/jobs/${jobId}"; R="$HOME/.shoal/runs/${jobId}"`;
@@ -47,9 +63,11 @@ export function startScript(spec: ProcessSpec, bundle: string, env: Record<strin
     ...exports,
     'if command -v setsid >/dev/null 2>&1; then DETACH=setsid; else DETACH=nohup; fi',
     // $1 jobs dir, $2 name, $3 bundle, $4 role, $5 run dir. `echo $$` records the session leader, whose
-    // process group holds everything the job started on this host (stop kills the group).
-    `$DETACH sh -c 'echo $$ > "$1/$2.pid"; node "$3" "$4" < "$1/$2.config" > "$1/$2.out" 2>> "$5/$2.log"; echo $? > "$1/$2.exit"; rm -f "$1/$2.config"' ` +
-      `sh "$J" ${shQuote(name)} "$B" ${shQuote(spec.role)} "$R" < /dev/null > /dev/null 2>&1 &`,
+    // process group holds everything the job started on this host (stop kills the group, this loop
+    // included). The loop is a supervisor: a coordinator killed by a signal (SIGKILL, the OOM killer)
+    // starts again and resumes from its newest checkpoint; an agent that lost its coordinator exits
+    // 75 and starts again to rejoin it (agents/coordinator/restart.ts). At most 3 restarts each.
+    `$DETACH sh -c '${SUPERVISOR}' sh "$J" ${shQuote(name)} "$B" ${shQuote(spec.role)} "$R" < /dev/null > /dev/null 2>&1 &`,
     `i=0; while [ ! -s "$J/${name}.pid" ]; do i=$((i+1)); [ $i -le 400 ] || { echo "the process did not start within 20 s" >&2; exit 4; }; sleep 0.05; done`,
     `echo "pid $(cat "$J/${name}.pid")"`,
   ];

@@ -17,11 +17,13 @@ export interface AttachResult {
  * the history it left in ~/.shoal/runs/<id>/events.jsonl. Resolves when the job has ended, or — with
  * `follow: false` — once the history so far has been delivered.
  */
-export async function attachJob(launcher: Launcher, record: DeployRecord, onEvent: (e: JobEvent) => void, options: { follow?: boolean } = {}): Promise<AttachResult> {
+export async function attachJob(launcher: Launcher, record: DeployRecord, onEvent: (e: JobEvent) => void, options: { follow?: boolean; signal?: AbortSignal } = {}): Promise<AttachResult> {
   const follow = options.follow ?? true;
   let delivered = 0;
   let ended: AttachResult['ended'];
   const deliver = (event: JobEvent) => {
+    // Detached (the studio is closing): the job goes on, nothing more is delivered.
+    if (options.signal?.aborted) return;
     delivered++;
     if (event.type === 'final') ended = 'finished';
     if (event.type === 'status' && (event.state === 'failed' || event.state === 'stopped')) ended = event.state;
@@ -32,15 +34,20 @@ export async function attachJob(launcher: Launcher, record: DeployRecord, onEven
   const coordinatorAlive = headState?.processes.some((p) => p.name === 'coordinator' && p.alive) ?? false;
   if (headState && !headState.ok) throw new Error(`Cannot reach the head host of job ${record.jobId}: ${headState.error}`);
   let liveError: Error | undefined;
-  if (coordinatorAlive) {
+  // A coordinator that crashes is started again by its supervisor, on the same port, resuming from
+  // its newest checkpoint (agents/coordinator/restart.ts): while that loop lives, follow the new one.
+  for (let attempt = 0; coordinatorAlive && attempt < RECONNECTS; attempt++) {
     try {
-      await followLive(launcher, record, deliver, follow, () => ended !== undefined);
-      if (ended || !follow) return { live: true, events: delivered, ...(ended ? { ended } : {}) };
+      await followLive(launcher, record, deliver, follow, () => ended !== undefined, options.signal);
+      if (ended || !follow || options.signal?.aborted) return { live: true, events: delivered, ...(ended ? { ended } : {}) };
     } catch (err) {
       // The coordinator may have exited between the check and the connection: its history is on disk.
       liveError = err as Error;
     }
+    if (!(await supervisorAlive(launcher, record))) break;
+    await new Promise((r) => setTimeout(r, 1500));
   }
+  if (options.signal?.aborted) return { live: coordinatorAlive, events: delivered };
   // From the history file, skipping what already came live.
   const text = await launcher.readJobFile(record.head, record.jobId, 'run', 'events.jsonl');
   if (text === undefined && liveError) throw liveError;
@@ -53,7 +60,16 @@ export async function attachJob(launcher: Launcher, record: DeployRecord, onEven
   return { live: coordinatorAlive, events: delivered, ...(ended ? { ended } : {}) };
 }
 
-async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e: JobEvent) => void, follow: boolean, hasEnded: () => boolean): Promise<void> {
+/** Attempts to follow a coordinator that its supervisor is restarting (1.5 s apart). */
+const RECONNECTS = 20;
+
+/** The head host's process for the coordinator (the supervisor loop) is still there: a restart is on its way. */
+async function supervisorAlive(launcher: Launcher, record: DeployRecord): Promise<boolean> {
+  const [head] = (await launcher.status(record.jobId).catch(() => [])).filter((s) => s.target === record.head);
+  return head?.processes.some((p) => p.name === 'coordinator' && p.alive) ?? false;
+}
+
+async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e: JobEvent) => void, follow: boolean, hasEnded: () => boolean, signal?: AbortSignal): Promise<void> {
   // The secret lives on the head host (mode 600) while the coordinator runs; it is read over SSH, used
   // for the handshake and kept in memory only.
   const config = await launcher.readJobFile(record.head, record.jobId, 'temp', 'coordinator.config');
@@ -66,6 +82,7 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
       let quiet: NodeJS.Timeout | undefined;
       const done = () => {
         clearTimeout(quiet);
+        signal?.removeEventListener('abort', done);
         conn.close();
         resolve();
       };
@@ -76,6 +93,8 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
         quiet = setTimeout(done, 300);
       };
       rearm();
+      if (signal?.aborted) return done();
+      signal?.addEventListener('abort', done, { once: true });
       conn.onMessage = (m) => {
         if (m.header.type !== 'event') return;
         deliver(m.header.event as JobEvent);
@@ -84,6 +103,7 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
       };
       conn.onClose = () => {
         clearTimeout(quiet);
+        signal?.removeEventListener('abort', done);
         resolve();
       };
     });
