@@ -6,6 +6,7 @@ import { listenAuthenticated, type Hello } from '../comm/handshake.js';
 import { EventLog } from './eventLog.js';
 import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
+import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
 import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart } from './restart.js';
 
@@ -65,6 +66,8 @@ const now = () => Date.now();
  */
 export async function runCoordinator(): Promise<void> {
   const config = await readConfigFromStdin<CoordinatorConfig>('coordinator');
+  // `shoal cluster test` starts a coordinator that only measures the links between hosts (linkSurvey.ts).
+  if (isLinkSurveyConfig(config)) return runLinkSurvey(config);
   const plan = parsePlan(config.plan);
   config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
   const log = new EventLog(config.eventLogPath);

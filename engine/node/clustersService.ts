@@ -1,6 +1,7 @@
 import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema, type ClusterListing } from '../protocol/clusters.js';
 import type { StudioApi } from '../protocol/studioApi.js';
 import { ClusterTests } from './hosts/clusterTests.js';
+import { loadClusterProfile } from './hosts/clusterProfile.js';
 import { clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
 import { hopLabel, hostsFromSpecs } from './hosts/hostSpecs.js';
 import { importSshConfig } from './hosts/sshConfigImport.js';
@@ -16,11 +17,24 @@ function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | 
 function listing(): ClusterListing {
   return {
     file: clustersFile(),
-    clusters: loadClusters().map((c) => ({
-      name: c.name,
-      hosts: c.hosts.map((h) => ({ alias: h.alias, user: h.user, address: h.address, port: h.port, identityFiles: h.identityFiles, useAgent: h.useAgent, jump: h.jump.map(hopLabel) })),
-    })),
+    clusters: loadClusters().map((c) => {
+      const links = storedLinks(c.name);
+      return {
+        name: c.name,
+        hosts: c.hosts.map((h) => ({ alias: h.alias, user: h.user, address: h.address, port: h.port, identityFiles: h.identityFiles, useAgent: h.useAgent, jump: h.jump.map(hopLabel) })),
+        ...(links ? { links } : {}),
+      };
+    }),
   };
+}
+
+/** The cluster's stored link matrix; an unreadable profile file is left out (the next test rewrites it) rather than hiding every cluster. */
+function storedLinks(name: string) {
+  try {
+    return loadClusterProfile(name);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ClusterLinkProfile } from '../cluster/linkProfile.js';
 
 /**
  * The studio's Cluster view over the API: SSH clusters as stored in clusters.json, adding and importing
@@ -49,7 +50,8 @@ export interface HostView {
 export interface ClusterListing {
   /** Where clusters are stored (clusters.json in the user's config directory). */
   file: string;
-  clusters: Array<{ name: string; hosts: HostView[] }>;
+  /** `links`: the bandwidth and latency matrix the cluster's last link survey stored, when there is one. */
+  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile }>;
 }
 
 export type PreflightStatus = 'running' | 'ok' | 'warn' | 'fail' | 'skipped';
@@ -87,4 +89,25 @@ export interface ClusterTestStatus {
   trust: TrustPrompt[];
   /** When done: hosts ready / all. */
   ready?: number;
+  /** The link survey that follows preflight when two or more hosts pass it; absent for one host. */
+  survey?: SurveyView;
+}
+
+/** One step of the link survey: per host (`prepare`: agent upload, `agent`: started, joined) or `links` (connect, probe). */
+export interface SurveyStepView {
+  host: string;
+  step: string;
+  status: PreflightStatus | 'progress';
+  detail: string;
+}
+
+export interface SurveyView {
+  /** `skipped`: fewer than two hosts passed preflight. */
+  state: 'waiting' | 'running' | 'done' | 'failed' | 'skipped';
+  /** Each (host, step)'s latest state, in the order they started. */
+  steps: SurveyStepView[];
+  /** Why it failed or was skipped. */
+  detail?: string;
+  /** When done: the measured matrix, as stored for the cluster. */
+  profile?: ClusterLinkProfile;
 }

@@ -6,14 +6,17 @@ import { makeUserKey, startSshd, stopAllSshd, type PrivateSshd } from '../suppor
 import { launchIsolatedStudio } from './isolatedStudio';
 
 /**
- * The Cluster view against a real OpenSSH server (a private sshd on 127.0.0.2): add a host, test the
- * connection, answer the trust-on-first-use dialog with the fingerprint sshd's key has, see preflight.
+ * The Cluster view against real OpenSSH servers (private sshd on 127.0.0.2–4): add a host, test the
+ * connection, answer the trust-on-first-use dialog with the fingerprint sshd's key has, see preflight;
+ * with two hosts, see the link survey's bandwidth matrix, and see it again when the view reopens.
  */
 const home = mkdtempSync(join(tmpdir(), 'shoal-e2e-home-'));
+/** Disks of the two surveyed hosts (their ~/.shoal receives the agent upload and logs). */
+const hostHomes = ['a', 'b'].map((n) => mkdtempSync(join(tmpdir(), `shoal-e2e-host-${n}-`)));
 let sshd: PrivateSshd;
 test.afterAll(async () => {
   await stopAllSshd();
-  rmSync(home, { recursive: true, force: true });
+  for (const dir of [home, ...hostHomes]) rmSync(dir, { recursive: true, force: true });
 });
 
 test('adds a host, trusts its key by fingerprint in the dialog, and shows its preflight', async ({ page }) => {
@@ -57,6 +60,50 @@ test('adds a host, trusts its key by fingerprint in the dialog, and shows its pr
     await expect(view.getByTestId('test-summary')).toHaveText('1 of 1 host ready');
     await expect(page.getByTestId('trust-dialog')).toHaveCount(0);
     await expect(preflight.locator('[data-step="hostKey"]')).not.toContainText('newly trusted');
+  } finally {
+    await studio.close();
+  }
+});
+
+test('two hosts: the link survey runs after preflight and its matrix is shown, and shown again when the view reopens', async ({ page }) => {
+  const key = makeUserKey(join(home, '.ssh'), 'id_pair');
+  const [a, b] = await Promise.all([3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: hostHomes[i] })));
+  const studio = await launchIsolatedStudio({ HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') });
+  try {
+    await page.goto(studio.url);
+    await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
+    await page.getByTestId('open-clusters').click();
+    const view = page.getByTestId('clusters-view');
+    await view.getByTestId('add-cluster-name').fill('pair');
+    await view.getByTestId('add-hosts').fill(`${a.user}@127.0.0.3:${a.port}, ${b.user}@127.0.0.4:${b.port}`);
+    await view.getByTestId('add-identity').fill(key.path);
+    await view.getByTestId('add-hosts-submit').click();
+    await view.getByTestId('cluster-item').filter({ hasText: 'pair' }).click();
+    await expect(view.getByTestId('link-matrix')).toHaveCount(0);
+
+    await view.getByTestId('test-cluster').click();
+    for (let i = 0; i < 2; i++) await page.getByTestId('trust-dialog').getByTestId('trust-accept').click();
+    await expect(view.getByTestId('test-summary')).toHaveText('2 of 2 hosts ready');
+    // The survey's steps show while it runs; when it is done, the matrix replaces them.
+    const matrix = view.getByTestId('link-matrix');
+    await expect(matrix).toBeVisible({ timeout: 120_000 });
+    await expect(view.getByTestId('survey')).toHaveAttribute('data-state', 'done');
+    const cell = (from: string, to: string) => matrix.locator(`[data-testid="link-cell"][data-from="${from}"][data-to="${to}"]`);
+    await expect(cell('127.0.0.3', '127.0.0.4')).toContainText(/\d+(\.\d+)? [GM]B\/s/);
+    await expect(cell('127.0.0.3', '127.0.0.4')).toContainText(/\d+(\.\d+)? (µs|ms)/);
+    // One measurement per pair, shown in both directions.
+    expect(await cell('127.0.0.4', '127.0.0.3').textContent()).toBe(await cell('127.0.0.3', '127.0.0.4').textContent());
+    await expect(cell('127.0.0.3', '127.0.0.3')).toHaveText('—');
+    await expect(matrix).toContainText('Measured');
+    await page.screenshot({ path: 'test-results/clusters-links.png' });
+
+    // Reopened, the view shows the stored matrix without a new test.
+    const measuredAt = await matrix.getAttribute('data-measured-at');
+    await view.getByTestId('close-overlay').click();
+    await page.getByTestId('open-clusters').click();
+    await page.getByTestId('clusters-view').getByTestId('cluster-item').filter({ hasText: 'pair' }).click();
+    await expect(page.getByTestId('link-matrix')).toHaveAttribute('data-measured-at', measuredAt!);
+    await expect(page.getByTestId('survey')).toHaveCount(0);
   } finally {
     await studio.close();
   }

@@ -1,28 +1,33 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dispatchCall } from '../../electron/rpcDispatch.js';
 import { createStudioService, type StudioService } from '../../engine/node/api.js';
 import type { ClusterTestStatus } from '../../engine/protocol/clusters.js';
-import { makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
 
-/** The studio's Cluster view API against real sshd servers: add, import, test, trust-on-first-use. */
+/** The studio's Cluster view API against real sshd servers: add, import, test, trust-on-first-use, link survey. */
 let env: ReturnType<typeof useTempHome>;
 let key: UserKey;
 let a: PrivateSshd;
 let b: PrivateSshd;
 let service: StudioService;
+/** Each host's own $HOME, so the survey's agent upload and logs stay out of the real one. */
+let homes: string[];
 
 beforeAll(async () => {
   env = useTempHome();
   key = makeUserKey(join(env.home, '.ssh'), 'id_lab');
-  [a, b] = await startHostPair([key.publicKey]);
+  homes = ['a', 'b'].map((n) => mkdtempSync(join(tmpdir(), `shoal-studio-host-${n}-`)));
+  [a, b] = await Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey], home: homes[0] }), startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey], home: homes[1] })]);
   service = createStudioService({ shell: 'web' });
 });
 
 afterAll(async () => {
   await service?.close();
   await stopAllSshd();
+  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
   env?.restore();
 });
 
@@ -65,7 +70,22 @@ describe('studio cluster API', () => {
     const second = await waitFor(again.testId, (s) => s.trust.length > 0 || s.state === 'done');
     expect(second.trust.map((t) => t.fingerprint)).toEqual([b.hostFingerprint()]);
     await service.answerHostKey({ testId: again.testId, promptId: second.trust[0].id, trust: true });
-    expect((await waitFor(again.testId, (s) => s.state === 'done')).ready).toBe(2);
+    const surveyed = await waitFor(again.testId, (s) => s.state === 'done');
+    expect(surveyed.ready).toBe(2);
+
+    // Both hosts passed, so agents on them measured the link between them; the first test, with one
+    // host refused, skipped the survey and said why.
+    expect(done.survey).toMatchObject({ state: 'skipped', detail: expect.stringContaining('two hosts that pass preflight') });
+    expect(surveyed.survey?.state, surveyed.survey?.detail).toBe('done');
+    expect(surveyed.survey?.steps.filter((s) => s.step === 'agent' && s.status === 'ok').map((s) => s.host).sort()).toEqual(['127.0.0.2', '127.0.0.3']);
+    const profile = surveyed.survey!.profile!;
+    expect(profile.hosts).toEqual(['127.0.0.2', '127.0.0.3']);
+    expect(profile.links).toHaveLength(1);
+    expect(profile.links[0].beta).toBeGreaterThan(0);
+    expect(profile.links[0].alpha).toBeGreaterThan(0);
+    // The listing carries the stored matrix, which is what the view shows when it opens.
+    const stored = (await service.listClusters()).clusters.find((c) => c.name === 'lab');
+    expect(stored?.links).toEqual(profile);
   });
 
   test('imports hosts from an ssh config, and refuses bad requests through the dispatcher', async () => {

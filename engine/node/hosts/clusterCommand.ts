@@ -3,9 +3,11 @@ import { resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { expandHome } from './configDir.js';
+import { clusterProfileFile, loadClusterProfile } from './clusterProfile.js';
 import { clustersFile, loadClusters, saveClusterHosts } from './clusterStore.js';
 import { runClusterTest } from './clusterTest.js';
 import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from './host.js';
+import { linkReport } from './linkReport.js';
 import { importSshConfig } from './sshConfigImport.js';
 
 /** Where the command writes; tests pass their own to read what the user would see. */
@@ -25,9 +27,12 @@ const processIo: CommandIo = {
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
   shoal cluster import --name <name> [--ssh-config file] [--hosts a,b]
-  shoal cluster test <name> [--trust-new] [--json]
+  shoal cluster test <name> [--trust-new] [--json] [--no-survey]
   shoal cluster list [--json]
+  shoal cluster show <name> [--json]
 --identity is used for the hosts and their jump hosts; without it, ssh-agent and ~/.ssh/id_* are tried.
+test preflights every host, then measures bandwidth and latency between every pair of hosts that passed
+(agents are uploaded and run briefly); --no-survey skips that. show prints the hosts and the stored links.
 `;
 
 class UsageError extends Error {}
@@ -45,6 +50,8 @@ export async function runClusterCommand(args: string[], io: CommandIo = processI
         return await testCommand(rest, io);
       case 'list':
         return listCommand(rest, io);
+      case 'show':
+        return showCommand(rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -138,20 +145,50 @@ function listCommand(args: string[], io: CommandIo): number {
     return 0;
   }
   for (const c of clusters) {
-    io.out(`${c.name}\n`);
+    let links = '';
+    try {
+      const profile = loadClusterProfile(c.name);
+      if (profile) links = `  (links measured ${profile.measuredAt}: shoal cluster show ${c.name})`;
+    } catch (err) {
+      // One unreadable profile must not hide the list of clusters.
+      links = `  (${(err as Error).message})`;
+    }
+    io.out(`${c.name}${links}\n`);
     for (const h of c.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
   }
   return 0;
 }
 
-async function testCommand(args: string[], io: CommandIo): Promise<number> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'trust-new': { type: 'boolean' }, json: { type: 'boolean' } } });
+/** One cluster: its hosts and the link matrix its last survey stored (or how to measure one). */
+function showCommand(args: string[], io: CommandIo): number {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { json: { type: 'boolean' } } });
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
+  const cluster = requireCluster(name);
+  const profile = loadClusterProfile(name);
+  if (values.json) {
+    io.out(JSON.stringify({ ...cluster, links: profile ?? null }, null, 2) + '\n');
+    return 0;
+  }
+  io.out(`${cluster.name}\n`);
+  for (const h of cluster.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
+  io.out(profile ? linkReport(profile, clusterProfileFile(name)) : `No links measured yet. Measure them with: shoal cluster test ${name}\n`);
+  return 0;
+}
+
+function requireCluster(name: string) {
   const cluster = loadClusters().find((c) => c.name === name);
   if (!cluster) {
     const names = loadClusters().map((c) => c.name);
     throw new Error(`No cluster "${name}". ${names.length ? `Clusters: ${names.join(', ')}.` : 'Add one with: shoal cluster add <name> --host user@address[:port]'}`);
   }
-  return runClusterTest(cluster, { trustNew: values['trust-new'] === true, json: values.json === true }, io);
+  return cluster;
+}
+
+async function testCommand(args: string[], io: CommandIo): Promise<number> {
+  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { 'trust-new': { type: 'boolean' }, json: { type: 'boolean' }, 'no-survey': { type: 'boolean' } } });
+  const name = clusterName(positionals[0]);
+  if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
+  const cluster = requireCluster(name);
+  return runClusterTest(cluster, { trustNew: values['trust-new'] === true, json: values.json === true, survey: values['no-survey'] !== true }, io);
 }

@@ -2,17 +2,22 @@ import { preflightHosts, type HostPreflight, type PreflightEvent } from '../depl
 import type { CommandIo } from './clusterCommand.js';
 import type { SshCluster } from './clusterStore.js';
 import { connectPrompts } from './connectPrompts.js';
+import { linkReport } from './linkReport.js';
+import { surveyAfterPreflight } from './surveyAfterPreflight.js';
+import type { SurveyEvent } from './surveyLinks.js';
 
-const MARK: Record<PreflightEvent['status'], string> = { running: '…', ok: 'ok', warn: 'WARN', fail: 'FAIL', skipped: 'skip' };
+const MARK: Record<PreflightEvent['status'] | SurveyEvent['status'], string> = { running: '…', ok: 'ok', warn: 'WARN', fail: 'FAIL', skipped: 'skip', progress: '…' };
 
 /**
  * `shoal cluster test`: preflight every host, a progress line per step on stderr (stdout stays clean for
- * --json), then a summary. Exit 1 when any host failed a step.
+ * --json), then — unless `survey` is false — the link survey over the hosts that passed, when there are
+ * two or more: their bandwidth and latency matrix is printed and stored as the cluster's profile. Exit 1
+ * when any host failed a step or the survey failed.
  */
-export async function runClusterTest(cluster: SshCluster, options: { trustNew: boolean; json: boolean }, io: CommandIo): Promise<number> {
+export async function runClusterTest(cluster: SshCluster, options: { trustNew: boolean; json: boolean; survey?: boolean }, io: CommandIo): Promise<number> {
   if (cluster.hosts.length === 0) throw new Error(`Cluster ${cluster.name} has no hosts. Add some with: shoal cluster add ${cluster.name} --host user@address[:port]`);
-  const width = Math.max(...cluster.hosts.map((h) => h.alias.length));
-  const onProgress = (e: PreflightEvent) => {
+  const width = Math.max(5, ...cluster.hosts.map((h) => h.alias.length));
+  const onProgress = (e: PreflightEvent | SurveyEvent) => {
     // Multi-line details (the changed-host-key warning) stay readable under their host.
     const [first, ...more] = e.detail.split('\n');
     io.err(`${e.host.padEnd(width)}  ${e.step.padEnd(13)} ${MARK[e.status].padEnd(4)} ${first}\n`);
@@ -22,9 +27,15 @@ export async function runClusterTest(cluster: SshCluster, options: { trustNew: b
 
   const results = await preflightHosts(cluster.hosts, { onProgress, ...prompts });
   const ok = results.every((r) => r.ok);
-  if (options.json) io.out(JSON.stringify({ cluster: cluster.name, ok, hosts: results }, null, 2) + '\n');
-  else io.out(summary(cluster.name, results));
-  return ok ? 0 : 1;
+  const survey = options.survey === false ? undefined : await surveyAfterPreflight(cluster, results, { onProgress, ...prompts });
+  if (options.json) io.out(JSON.stringify({ cluster: cluster.name, ok, hosts: results, ...(survey ? { survey } : {}) }, null, 2) + '\n');
+  else {
+    io.out(summary(cluster.name, results));
+    if (survey && 'profile' in survey) io.out(linkReport(survey.profile, survey.file));
+    else if (survey && 'skipped' in survey) io.out(`Link survey skipped: ${survey.skipped}\n`);
+    else if (survey) io.out(`Link survey failed: ${survey.error}\n`);
+  }
+  return ok && !(survey && 'error' in survey) ? 0 : 1;
 }
 
 function summary(name: string, results: HostPreflight[]): string {

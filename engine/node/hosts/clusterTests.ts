@@ -1,7 +1,9 @@
 import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
-import type { ClusterTestStatus, HostTestView, TrustPrompt } from '../../protocol/clusters.js';
+import type { ClusterTestStatus, HostTestView, SurveyView, TrustPrompt } from '../../protocol/clusters.js';
 import type { SshCluster } from './clusterStore.js';
+import { surveyAfterPreflight } from './surveyAfterPreflight.js';
+import type { SurveyEvent } from './surveyLinks.js';
 
 /** How long an unknown host key waits for the user before it is refused (the studio was closed). */
 const TRUST_WAIT_MS = 5 * 60_000;
@@ -17,6 +19,9 @@ class ClusterTestRun {
   state: 'running' | 'done' = 'running';
   readonly hosts = new Map<string, HostTestView>();
   readonly pending = new Map<string, PendingTrust>();
+  /** The link survey after preflight (clusters of two or more hosts). */
+  survey: SurveyView | undefined;
+  preflightDone = false;
   private readonly decisions = new Map<string, Promise<boolean>>();
 
   constructor(
@@ -25,6 +30,27 @@ class ClusterTestRun {
     private readonly nextPromptId: () => string,
   ) {
     for (const h of cluster.hosts) this.hosts.set(h.alias, { host: h.alias, steps: [] });
+    if (cluster.hosts.length >= 2) this.survey = { state: 'waiting', steps: [] };
+  }
+
+  surveyProgress(e: SurveyEvent): void {
+    const survey = (this.survey ??= { state: 'running', steps: [] });
+    survey.state = 'running';
+    const at = survey.steps.findIndex((s) => s.host === e.host && s.step === e.step);
+    // Upload byte counts update the running step's detail; they are not a state of their own.
+    const step = { host: e.host, step: e.step, status: e.status === 'progress' ? 'running' : e.status, detail: e.detail } as const;
+    if (at >= 0) survey.steps[at] = step;
+    else survey.steps.push(step);
+  }
+
+  /** Survey the hosts that passed preflight; the matrix is stored for the cluster (see surveyAfterPreflight). */
+  async runSurvey(results: HostPreflight[]): Promise<void> {
+    const outcome = await surveyAfterPreflight(this.cluster, results, { onProgress: (e) => this.surveyProgress(e), trustRequest: this.trustRequest });
+    if (!outcome) return;
+    const steps = this.survey?.steps ?? [];
+    if ('profile' in outcome) this.survey = { state: 'done', steps, profile: outcome.profile };
+    else if ('skipped' in outcome) this.survey = { state: 'skipped', steps, detail: outcome.skipped };
+    else this.survey = { state: 'failed', steps, detail: outcome.error };
   }
 
   progress(e: PreflightEvent): void {
@@ -86,7 +112,7 @@ class ClusterTestRun {
         },
       });
     }
-    this.state = 'done';
+    this.preflightDone = true;
   }
 
   status(): ClusterTestStatus {
@@ -97,7 +123,9 @@ class ClusterTestRun {
       state: this.state,
       hosts,
       trust: [...this.pending.values()].map((p) => p.prompt),
-      ...(this.state === 'done' ? { ready: hosts.filter((h) => h.ok).length } : {}),
+      // Known once preflight is over, while the survey may still run.
+      ...(this.preflightDone || this.state === 'done' ? { ready: hosts.filter((h) => h.ok).length } : {}),
+      ...(this.survey ? { survey: this.survey } : {}),
     };
   }
 }
@@ -116,13 +144,23 @@ export class ClusterTests {
     const id = `test-${++this.count}`;
     const run = new ClusterTestRun(id, cluster, () => `trust-${++this.prompts}`);
     this.runs.set(id, run);
-    void preflightHosts(cluster.hosts, { onProgress: (e) => run.progress(e), trustRequest: run.trustRequest }).then(
-      (results) => run.finish(results),
-      (err: Error) => {
-        for (const h of run.hosts.values()) if (h.ok === undefined) h.steps.push({ step: 'reachable', status: 'fail', detail: err.message });
+    void preflightHosts(cluster.hosts, { onProgress: (e) => run.progress(e), trustRequest: run.trustRequest })
+      .then(
+        async (results) => {
+          run.finish(results);
+          await run.runSurvey(results);
+        },
+        (err: Error) => {
+          for (const h of run.hosts.values()) if (h.ok === undefined) h.steps.push({ step: 'reachable', status: 'fail', detail: err.message });
+          if (run.survey) run.survey = { state: 'skipped', steps: [], detail: 'preflight did not finish' };
+        },
+      )
+      .catch((err: Error) => {
+        run.survey = { state: 'failed', steps: run.survey?.steps ?? [], detail: err.message };
+      })
+      .finally(() => {
         run.state = 'done';
-      },
-    );
+      });
     this.forgetOld();
     return id;
   }

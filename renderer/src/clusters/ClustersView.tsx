@@ -2,6 +2,8 @@ import { useEffect } from 'react';
 import type { HostTestView, HostView } from '../../../engine/protocol/clusters';
 import { openOverlay } from '../shell/shellStore';
 import { AddHostsForm, ImportHostsForm } from './ClusterForms';
+import { LinkMatrix } from './LinkMatrix';
+import { SurveyProgress } from './SurveyProgress';
 import { refreshClusters, resumePolling, selectCluster, stopPolling, testCluster, useClusters } from './clustersStore';
 import { TrustDialog } from './TrustDialog';
 
@@ -54,7 +56,10 @@ export function ClustersView() {
   }, []);
   const cluster = listing?.clusters.find((c) => c.name === selected);
   const running = test?.state === 'running';
-  const results = test && test.cluster === selected ? new Map(test.hosts.map((h) => [h.host, h])) : new Map<string, HostTestView>();
+  const current = test && test.cluster === selected ? test : undefined;
+  const results = current ? new Map(current.hosts.map((h) => [h.host, h])) : new Map<string, HostTestView>();
+  // The matrix this test just measured, else the one stored by an earlier test.
+  const links = current?.survey?.profile ?? cluster?.links;
   return (
     <div className="overlay" role="dialog" aria-modal="true" aria-label="Clusters" data-testid="clusters-view">
       <div className="overlay__panel">
@@ -99,7 +104,7 @@ export function ClustersView() {
             {!cluster ? (
               <div className="empty-state">
                 <strong>Add your machines</strong>
-                <span>Give each host as user@address[:port] with the path of its key, or import Host entries from ~/.ssh/config. Then press Test connection: Shoal checks every host (reachable, host key, login, OS, CPUs, memory, disk, Node ≥ 20, GPUs, a free port, clock).</span>
+                <span>Give each host as user@address[:port] with the path of its key, or import Host entries from ~/.ssh/config. Then press Test connection: Shoal checks every host (reachable, host key, login, OS, CPUs, memory, disk, Node ≥ 20, GPUs, a free port, clock), then measures bandwidth and latency between every pair of hosts with its agents.</span>
               </div>
             ) : (
               <section data-testid="cluster-detail">
@@ -108,9 +113,9 @@ export function ClustersView() {
                   <button type="button" className="button button--primary" disabled={running} onClick={() => void testCluster(cluster.name)} data-testid="test-cluster">
                     {running ? 'Testing…' : 'Test connection'}
                   </button>
-                  {test?.state === 'done' && test.cluster === cluster.name && (
-                    <span className={test.ready === test.hosts.length ? 'ok-text' : 'error-text'} data-testid="test-summary">
-                      {test.ready} of {test.hosts.length} host{test.hosts.length === 1 ? '' : 's'} ready
+                  {current?.ready !== undefined && (
+                    <span className={current.ready === current.hosts.length ? 'ok-text' : 'error-text'} data-testid="test-summary">
+                      {current.ready} of {current.hosts.length} host{current.hosts.length === 1 ? '' : 's'} ready
                     </span>
                   )}
                 </div>
@@ -127,6 +132,8 @@ export function ClustersView() {
                     ))}
                   </tbody>
                 </table>
+                {current?.survey && <SurveyProgress survey={current.survey} />}
+                {links && <LinkMatrix profile={links} />}
               </section>
             )}
           </div>

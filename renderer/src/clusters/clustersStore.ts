@@ -73,6 +73,8 @@ async function poll(testId: string): Promise<void> {
     if (useClusters.getState().test?.id !== testId && useClusters.getState().test) return;
     useClusters.setState({ test });
     if (test.state === 'running') polling = setTimeout(() => void poll(testId), POLL_MS);
+    // A survey stored a new link matrix: the listing carries it when the view opens next time.
+    else if (test.survey?.state === 'done') await refreshClusters();
   } catch (error) {
     useClusters.setState({ error: errorText(error) });
   }
