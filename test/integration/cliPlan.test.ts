@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,8 +16,8 @@ const scratch = mkdtempSync(join(tmpdir(), 'shoal-plan-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 /** The built CLI (vitest's globalSetup builds dist/ first), as a user runs it. */
-function shoal(args: string[]) {
-  return spawnSync(process.execPath, [join(root, 'bin/shoal.cjs'), 'plan', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000 });
+function shoal(args: string[], env: NodeJS.ProcessEnv = process.env) {
+  return spawnSync(process.execPath, [join(root, 'bin/shoal.cjs'), 'plan', ...args], { cwd: root, encoding: 'utf8', timeout: 120_000, env });
 }
 
 interface Output {
@@ -116,4 +116,25 @@ describe('npx shoal plan', () => {
     expect(run.status, run.stderr).toBe(0);
     expect(parsePlan(JSON.parse(run.stdout)).stages).toHaveLength(2);
   });
+
+  it('--links uses the bandwidth and latency shoal cluster test measured between the hosts', () => {
+    const dgx = join(root, 'examples/clusters/dgx-a100-2x8.json');
+    const env = { ...process.env, SHOAL_CONFIG_DIR: join(scratch, 'config') };
+    const args = ['--model', 'resnet50', '--cluster', dgx, '--top', '1', '--json'];
+    const missing = shoal([...args, '--links', 'lab'], env);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/Cluster lab has no measured links yet \(.*cluster-profiles\/lab\.json\): run shoal cluster test lab first/);
+    // A survey that found a slow network between the two DGX hosts (100 MB/s, 1 ms).
+    saveProfile(join(scratch, 'config'), { version: 1, cluster: 'lab', measuredAt: '2026-11-29T12:00:00Z', hosts: ['dgx-1', 'dgx-2'], links: [{ from: 'dgx-1', to: 'dgx-2', alpha: 1e-3, beta: 1e8, rttMs: 2 }] });
+    const measured = shoal([...args, '--links', 'lab'], env);
+    expect(measured.status, measured.stderr).toBe(0);
+    expect(measured.stderr).toContain('links between hosts: as measured by shoal cluster test lab at 2026-11-29T12:00:00Z');
+    const datasheet = parseOutput(shoal(args, env).stdout).suggestions[0].predicted.stepTimeMs;
+    expect(parseOutput(measured.stdout).suggestions[0].predicted.stepTimeMs).toBeGreaterThan(datasheet);
+  });
 });
+
+function saveProfile(configDir: string, profile: unknown): void {
+  mkdirSync(join(configDir, 'cluster-profiles'), { recursive: true });
+  writeFileSync(join(configDir, 'cluster-profiles', 'lab.json'), JSON.stringify(profile));
+}

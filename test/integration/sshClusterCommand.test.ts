@@ -74,7 +74,7 @@ describe('shoal cluster', () => {
   });
 
   test('test --trust-new --json checks every host, the inner one through the jump host', async () => {
-    const r = await run('test', 'lab', '--trust-new', '--json');
+    const r = await run('test', 'lab', '--trust-new', '--no-survey', '--json');
     expect(r.code).toBe(0);
     const report = JSON.parse(r.out) as { ok: boolean; hosts: HostPreflight[] };
     expect(report.ok).toBe(true);
@@ -102,7 +102,7 @@ describe('shoal cluster', () => {
     const downPort = await freePort('127.0.0.4');
     const add = await run('add', 'pair', '--host', `${bastion.user}@127.0.0.2:${bastion.port}`, '--host', `${bastion.user}@127.0.0.4:${downPort}`, '--identity', '~/.ssh/id_lab');
     expect(add.code).toBe(0);
-    const r = await run('test', 'pair', '--trust-new');
+    const r = await run('test', 'pair', '--trust-new', '--no-survey');
     expect(r.code).toBe(1);
     expect(r.out).toContain('1 of 2 hosts ready');
     expect(r.out).toMatch(/✓ 127\.0\.0\.2 .*Node v\d+/);

@@ -2,6 +2,8 @@ import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseClusterName } from '../../cluster/cluster.js';
 import { parseClusterSpec } from '../../cluster/parseClusterSpec.js';
+import { withMeasuredLinks } from '../../cluster/measuredLinks.js';
+import { clusterProfileFile, loadClusterProfile } from '../hosts/clusterProfile.js';
 import type { ClusterSpec } from '../../cluster/spec.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { importKerasModel } from '../../model/import/importKeras.js';
@@ -21,6 +23,8 @@ interface SuggestArgs {
   exhaustive: boolean;
   runnable: boolean;
   json: boolean;
+  /** A stored SSH cluster whose surveyed links (shoal cluster test) replace the spec's inter-host links. */
+  links?: string;
 }
 
 function planCommandArgs(args: string[]): SuggestArgs {
@@ -36,11 +40,12 @@ function planCommandArgs(args: string[]): SuggestArgs {
         exhaustive: { type: 'boolean' },
         runnable: { type: 'boolean' },
         json: { type: 'boolean' },
+        links: { type: 'string' },
       },
       allowPositionals: false,
     }));
   } catch (err) {
-    fail(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--json]`);
+    fail(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--json]`);
   }
   const positive = (key: string): number | undefined => {
     const text = values[key as keyof typeof values];
@@ -58,6 +63,7 @@ function planCommandArgs(args: string[]): SuggestArgs {
     // On this machine only what `shoal train` can run is useful; elsewhere show the best plans.
     runnable: Boolean(values.runnable) || /^local(:|$)/.test(values.cluster ?? ''),
     json: Boolean(values.json),
+    links: values.links,
   };
 }
 
@@ -94,7 +100,9 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
 /** `shoal plan` without a preset: search plans for a model (zoo or Keras file) on a cluster (file or local:N). */
 export function runSuggest(args: string[]): void {
   const options = planCommandArgs(args);
-  const { model, cluster, diagnostics } = resolvePlanInputs(options.model, options.cluster, defaultLocalAgents());
+  const inputs = resolvePlanInputs(options.model, options.cluster, defaultLocalAgents());
+  const { model, diagnostics } = inputs;
+  const cluster = options.links ? measuredSpec(inputs.cluster, options.links) : inputs.cluster;
   if (diagnostics) process.stderr.write(diagnostics + '\n');
   const tty = !options.json && process.stderr.isTTY;
   const result = suggestPlans(model, cluster, {
@@ -117,5 +125,18 @@ export function runSuggest(args: string[]): void {
     process.stdout.write(JSON.stringify({ searchMs, suggestions }) + '\n');
   } else {
     process.stdout.write(formatSuggestions(result, `${model.name} on ${cluster.name}`, cluster) + '\n');
+  }
+}
+
+/** The spec with the links `shoal cluster test` measured between the hosts of a stored cluster. */
+function measuredSpec(spec: ClusterSpec, clusterName: string): ClusterSpec {
+  const profile = loadClusterProfile(clusterName);
+  if (!profile) fail(`Cluster ${clusterName} has no measured links yet (${clusterProfileFile(clusterName)}): run shoal cluster test ${clusterName} first.`);
+  try {
+    const measured = withMeasuredLinks(spec, profile);
+    process.stderr.write(`links between hosts: as measured by shoal cluster test ${clusterName} at ${profile.measuredAt}\n`);
+    return measured;
+  } catch (err) {
+    fail((err as Error).message);
   }
 }
