@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
+import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema } from '../engine/protocol/deploy.js';
 import { RunIdSchema } from '../engine/protocol/runs.js';
 import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
@@ -29,6 +30,11 @@ const paramSchemas = {
   startClusterTest: z.tuple([ClusterNameSchema]),
   clusterTestStatus: z.tuple([TestIdSchema]),
   answerHostKey: z.tuple([TrustAnswerSchema]),
+  deployJob: z.tuple([DeployRequestSchema]),
+  deployStatus: z.tuple([DeployedJobIdSchema]),
+  answerDeployHostKey: z.tuple([DeployTrustAnswerSchema]),
+  listDeployedJobs: z.tuple([]),
+  attachDeployedJob: z.tuple([DeployedJobIdSchema]),
 } as const;
 
 function describeIssues(error: z.ZodError): string {
@@ -48,7 +54,8 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
     case 'listModels':
     case 'listJobs':
     case 'listRuns':
-    case 'listClusters': {
+    case 'listClusters':
+    case 'listDeployedJobs': {
       const parsed = paramSchemas[call.method].safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       return api[call.method]();
@@ -102,6 +109,23 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.answerHostKey.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       await api.answerHostKey(parsed.data[0]);
+      return null;
+    }
+    case 'deployJob': {
+      const parsed = paramSchemas.deployJob.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.deployJob(parsed.data[0]);
+    }
+    case 'deployStatus':
+    case 'attachDeployedJob': {
+      const parsed = paramSchemas[call.method].safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api[call.method](parsed.data[0]);
+    }
+    case 'answerDeployHostKey': {
+      const parsed = paramSchemas.answerDeployHostKey.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      await api.answerDeployHostKey(parsed.data[0]);
       return null;
     }
     case 'jobEvents': {

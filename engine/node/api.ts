@@ -6,6 +6,8 @@ import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioAp
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
 import { runsService } from './runsService.js';
 import { clustersService } from './clustersService.js';
+import { deployService } from './deployService.js';
+import type { DeployedStudioJob } from './deployedStudioJob.js';
 
 const VERSION = '0.1.0';
 
@@ -19,9 +21,22 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
   const jobs = new Map<string, LocalJob>();
   const listeners = new Set<(jobId: string, event: JobEvent) => void>();
   const { close: closeClusterTests, ...clusters } = clustersService();
+  const emit = (jobId: string, event: JobEvent) => {
+    for (const listener of listeners) listener(jobId, event);
+  };
+  // Deployed jobs (on clusters or detached here) are listed, streamed and stopped like local ones.
+  const { close: detachDeployed, jobs: deployed, ...deploy } = deployService(emit);
 
-  const job = (jobId: unknown): LocalJob => {
+  const localJob = (jobId: unknown): LocalJob => {
     const found = typeof jobId === 'string' ? jobs.get(jobId) : undefined;
+    if (!found) {
+      if (typeof jobId === 'string' && deployed.has(jobId)) throw new Error(`Job ${jobId} was deployed: resizing it from the studio is not supported yet; run shoal resize ${jobId} --add <host>[:N] or --remove <rank> in a terminal.`);
+      throw new Error(`No job "${String(jobId)}" in this studio session.`);
+    }
+    return found;
+  };
+  const job = (jobId: unknown): LocalJob | DeployedStudioJob => {
+    const found = typeof jobId === 'string' ? (jobs.get(jobId) ?? deployed.get(jobId)) : undefined;
     if (!found) throw new Error(`No job "${String(jobId)}" in this studio session.`);
     return found;
   };
@@ -50,9 +65,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
         agents,
         epochs,
         steps,
-        onEvent: (event) => {
-          for (const listener of listeners) listener(created.id, event);
-        },
+        onEvent: (event) => emit(created.id, event),
       });
       jobs.set(created.id, created);
       created.start();
@@ -64,10 +77,10 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async resizeJob(jobId: string, request) {
       const parsed = ResizeRequestSchema.safeParse(request);
       if (!parsed.success) throw new Error(`The resize request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-      await job(jobId).resize(parsed.data);
+      await localJob(jobId).resize(parsed.data);
     },
     async listJobs(): Promise<JobSummary[]> {
-      return [...jobs.values()].map((j) => ({
+      const local = [...jobs.values()].map((j) => ({
         id: j.id,
         model: j.options.model.name,
         state: j.state,
@@ -76,18 +89,22 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
         events: j.events.length,
         schedule: j.options.plan.schedule,
       }));
+      return [...local, ...[...deployed.values()].map((j) => j.summary())];
     },
     async jobEvents(jobId: string, since: number) {
       return job(jobId).events.slice(Math.max(0, Number(since) || 0));
     },
-    ...runsService(() => new Map([...jobs.values()].filter((j) => j.runDir).map((j) => [basename(j.runDir), j.state]))),
+    ...runsService(() => new Map([...jobs.values(), ...deployed.values()].filter((j) => j.runDir).map((j) => [basename(j.runDir), j.state]))),
     ...clusters,
+    ...deploy,
     onJobEvent(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     async close() {
       closeClusterTests();
+      // Deployed jobs outlive the studio: stop following them, never stop them.
+      detachDeployed();
       await Promise.all([...jobs.values()].map((j) => j.stop()));
     },
   };

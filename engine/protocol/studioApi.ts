@@ -4,6 +4,7 @@ import type { ZooEntry } from '../model/zoo.js';
 import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from './clusters.js';
+import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from './deploy.js';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from './runs.js';
 
 /**
@@ -77,6 +78,18 @@ export interface StudioApi {
   clusterTestStatus(testId: string): Promise<ClusterTestStatus>;
   /** Trust or refuse an unknown host key a test is waiting on. */
   answerHostKey(answer: TrustAnswer): Promise<void>;
+  /**
+   * Deploy the plan detached to a stored SSH cluster or this machine; returns at once with the job id.
+   * Poll deployStatus for per-host progress and host-key questions; events follow as for a local job.
+   */
+  deployJob(request: DeployRequest): Promise<{ jobId: string }>;
+  deployStatus(jobId: string): Promise<DeployStatus>;
+  /** Trust or refuse an unknown host key a deploy (or re-attach) is waiting on. */
+  answerDeployHostKey(answer: DeployTrustAnswer): Promise<void>;
+  /** Deployed jobs found in the run folders (deploy.json), newest first, their state asked of their hosts. */
+  listDeployedJobs(): Promise<DeployedJobSummary[]>;
+  /** Follow a deployed job again: its whole history, then live events, through onJobEvent and jobEvents. */
+  attachDeployedJob(jobId: string): Promise<{ jobId: string }>;
   /** Live events of every job; returns the function that unsubscribes. */
   onJobEvent(listener: (jobId: string, event: JobEvent) => void): () => void;
 }
@@ -84,7 +97,8 @@ export interface StudioApi {
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
 export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
-  'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey'];
+  'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
+  'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */
 export const RpcCallSchema = z.object({

@@ -1,6 +1,8 @@
 import { useEffect } from 'react';
 import { GraphView } from './graph/GraphView';
 import { installBenchHook } from './bench/benchHook';
+import { DeployedJobsPanel } from './deploy/DeployedJobsPanel';
+import { DeployProgress } from './deploy/DeployProgress';
 import { ModelFileDrop } from './model/ModelFileControls';
 import { StudioMenu } from './shell/StudioMenu';
 import { initStudio } from './store/actions';
@@ -37,10 +39,12 @@ export function App() {
         </div>
         <aside className="workspace__side">
           <TrainControls />
+          <DeployProgress />
           <FinalBanner />
           <MembershipPanel />
           <PlanPanel />
           <AutoPlanPanel />
+          <DeployedJobsPanel />
           <LogPane />
         </aside>
       </main>

@@ -36,7 +36,7 @@ export async function attachJob(launcher: Launcher, record: DeployRecord, onEven
   let liveError: Error | undefined;
   // A coordinator that crashes is started again by its supervisor, on the same port, resuming from
   // its newest checkpoint (agents/coordinator/restart.ts): while that loop lives, follow the new one.
-  for (let attempt = 0; coordinatorAlive && attempt < RECONNECTS; attempt++) {
+  for (let attempt = 0; coordinatorAlive && attempt < RECONNECTS && !options.signal?.aborted; attempt++) {
     try {
       await followLive(launcher, record, deliver, follow, () => ended !== undefined, options.signal);
       if (ended || !follow || options.signal?.aborted) return { live: true, events: delivered, ...(ended ? { ended } : {}) };

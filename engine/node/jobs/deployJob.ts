@@ -22,6 +22,8 @@ export interface DeployOptions {
   cluster: string;
   hosts: SshHost[];
   onProgress?: (e: PrepareEvent) => void;
+  /** The job's id, when the caller must know it before the hosts are ready (the studio polls by it). */
+  jobId?: string;
 }
 
 export interface DeployedJob {
@@ -74,7 +76,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
     );
   }
 
-  const jobId = newJobId();
+  const jobId = o.jobId ?? newJobId();
   const createdAt = new Date().toISOString();
   const secret = randomBytes(32).toString('hex');
   const head = launcher.targets[0];

@@ -2,6 +2,7 @@ import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from '../../../engine/protocol/clusters';
+import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from '../../../engine/protocol/deploy';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
@@ -42,6 +43,11 @@ export function clientOver(transport: Transport): StudioClient {
     startClusterTest: (cluster: string) => call<{ testId: string }>('startClusterTest', cluster),
     clusterTestStatus: (testId: string) => call<ClusterTestStatus>('clusterTestStatus', testId),
     answerHostKey: (answer: TrustAnswer) => call<void>('answerHostKey', answer),
+    deployJob: (request: DeployRequest) => call<{ jobId: string }>('deployJob', request),
+    deployStatus: (jobId: string) => call<DeployStatus>('deployStatus', jobId),
+    answerDeployHostKey: (answer: DeployTrustAnswer) => call<void>('answerDeployHostKey', answer),
+    listDeployedJobs: () => call<DeployedJobSummary[]>('listDeployedJobs'),
+    attachDeployedJob: (jobId: string) => call<{ jobId: string }>('attachDeployedJob', jobId),
     onJobEvent: (listener: (jobId: string, event: JobEvent) => void) => transport.subscribe((message) => listener(message.jobId, message.event)),
     onDisconnect: (listener) => transport.onClose?.(listener),
   };

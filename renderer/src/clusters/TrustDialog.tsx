@@ -5,7 +5,9 @@ import { answerTrust } from './clustersStore';
  * Trust on first use: a host presented a key that neither ~/.ssh/known_hosts nor Shoal's store knows.
  * Shows its SHA256 fingerprint and how to check it on the host; Trust records it, Refuse fails the host.
  */
-export function TrustDialog({ prompt }: { prompt: TrustPrompt }) {
+export function TrustDialog({ prompt, onAnswer }: { prompt: TrustPrompt; onAnswer?: (trust: boolean) => void }) {
+  // A deploy answers its own questions (answerDeployHostKey); the connection test is the default.
+  const answer = onAnswer ?? ((trust: boolean) => void answerTrust(prompt.id, trust));
   return (
     <div className="trust-dialog" role="alertdialog" aria-modal="true" aria-labelledby="trust-title" data-testid="trust-dialog">
       <div className="trust-dialog__box">
@@ -21,10 +23,10 @@ export function TrustDialog({ prompt }: { prompt: TrustPrompt }) {
           if they match; a key that changes later is always refused.
         </p>
         <div className="trust-dialog__actions">
-          <button type="button" className="button" onClick={() => void answerTrust(prompt.id, false)} data-testid="trust-refuse">
+          <button type="button" className="button" onClick={() => answer(false)} data-testid="trust-refuse">
             Refuse
           </button>
-          <button type="button" className="button button--primary" onClick={() => void answerTrust(prompt.id, true)} data-testid="trust-accept" autoFocus>
+          <button type="button" className="button button--primary" onClick={() => answer(true)} data-testid="trust-accept" autoFocus>
             Trust this key
           </button>
         </div>

@@ -5,6 +5,8 @@ import { applyEvents, emptyMetrics, isActive } from './metrics';
 import { dismissAlert } from '../monitor/alerts';
 import { presetPlan } from '../../../engine/plan/presets';
 import type { ModelGraph } from '../../../engine/model/graph';
+import type { Plan } from '../../../engine/plan/plan';
+import type { JobSummary } from '../../../engine/protocol/studioApi';
 import { clearPlan, loadPlan, useEditor } from '../editor/editorStore';
 import { currentPlanState } from './planState';
 import { useStudio } from './studioStore';
@@ -68,16 +70,25 @@ async function reattach(): Promise<void> {
   if (!client) return;
   const running = (await client.listJobs()).filter((j) => isActive(j.state)).sort((a, b) => b.startedAt - a.startedAt)[0];
   if (!running) return;
+  await showJobWithHistory(running, 'running plan');
+}
+
+/**
+ * Show a job the studio already follows (re-attached after a reload or a restart) with its whole
+ * history. The view has no id while the history is fetched, so that live events wait in the queue;
+ * those already in the history are then dropped, the rest applied after it.
+ */
+export async function showJobWithHistory(summary: Pick<JobSummary, 'id' | 'model' | 'agents'> & { schedule?: JobSummary['schedule'] }, planLabel: string): Promise<void> {
+  if (!client) return;
   const { set } = useStudio.getState();
-  const planLabel = 'running plan';
-  set({ job: { id: running.id, model: running.model, planLabel, agents: running.agents, schedule: running.schedule, metrics: emptyMetrics() } });
-  const history = await client.jobEvents(running.id, 0);
-  const job = useStudio.getState().job;
-  if (job?.id !== running.id) return;
-  // Live events that arrived during the fetch and are already in the history are dropped.
-  const seen = new Set(history.slice(-500).map((e) => JSON.stringify(e)));
-  queue = queue.filter((q) => q.jobId !== running.id || !seen.has(JSON.stringify(q.event)));
-  set({ job: { ...job, metrics: applyEvents(job.metrics, history) } });
+  const view = { model: summary.model, planLabel, agents: summary.agents, schedule: summary.schedule, metrics: emptyMetrics() };
+  set({ job: view });
+  const history = await client.jobEvents(summary.id, 0);
+  if (useStudio.getState().job !== view) return;
+  const seen = new Set(history.map((e) => JSON.stringify(e)));
+  queue = queue.filter((q) => q.jobId !== summary.id || !seen.has(JSON.stringify(q.event)));
+  set({ job: { ...view, id: summary.id, metrics: applyEvents(view.metrics, history) } });
+  flush();
 }
 
 export async function selectModel(name: string): Promise<void> {
@@ -126,21 +137,34 @@ export function resetToPreset(): void {
 export async function startTraining(): Promise<void> {
   const state = useStudio.getState();
   if (!client || !state.model || (state.job && isActive(state.job.metrics.state))) return;
-  const editor = useEditor.getState();
-  const { plan, diagnostics } = currentPlanState(state.model, editor.plan, state.cluster, state.agents);
+  const { plan, diagnostics } = currentPlanState(state.model, useEditor.getState().plan, state.cluster, state.agents);
   if (state.cluster !== 'local' || !plan || diagnostics.some((d) => d.severity === 'error')) return;
+  const api = client;
+  await launchJob(plan, state.agents, 'start training', () => api.startTraining({ plan, agents: state.agents, epochs: state.epochs }));
+}
+
+/**
+ * Show a new job in the Monitor and start it with `start` (train here, or deploy): its events wait in
+ * the queue until the id is known. Resolves with the job id, or undefined when it could not start.
+ */
+export async function launchJob(plan: Plan, agents: number, what: string, start: () => Promise<{ jobId: string }>, where = ''): Promise<string | undefined> {
+  const state = useStudio.getState();
+  if (!state.model) return undefined;
+  const editor = useEditor.getState();
   queue = [];
-  const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}`;
-  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents: state.agents, schedule: plan.schedule, plan, metrics: emptyMetrics() } });
+  const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}${where}`;
+  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents, schedule: plan.schedule, plan, metrics: emptyMetrics() } });
   try {
-    const { jobId } = await client.startTraining({ plan, agents: state.agents, epochs: state.epochs });
+    const { jobId } = await start();
     const job = useStudio.getState().job;
     if (job) useStudio.getState().set({ job: { ...job, id: jobId } });
     flush();
+    return jobId;
   } catch (error) {
     const job = useStudio.getState().job;
     const metrics = job ? { ...job.metrics, state: 'failed' as const, statusMessage: errorText(error) } : emptyMetrics();
-    useStudio.getState().set({ actionError: `Could not start training: ${errorText(error)}`, job: job && { ...job, metrics } });
+    useStudio.getState().set({ actionError: `Could not ${what}: ${errorText(error)}`, job: job && { ...job, metrics } });
+    return undefined;
   }
 }
 

@@ -1,9 +1,13 @@
+import { DeployControls } from '../deploy/DeployControls';
 import { startTraining, stopTraining } from '../store/actions';
 import { isActive } from '../store/metrics';
 import { usePlan } from '../store/planState';
 import { useStudio } from '../store/studioStore';
 
-/** Train starts the edited plan on local agents (or says why it cannot); Stop ends the running job. */
+/**
+ * Train starts the edited plan on local agents (or says why it cannot); Deploy starts it detached on a
+ * stored cluster or this machine; Stop ends the running job, whichever way it started.
+ */
 export function TrainControls() {
   const connected = useStudio((s) => s.connection.state === 'connected');
   const model = useStudio((s) => s.model);
@@ -12,6 +16,20 @@ export function TrainControls() {
   const { plan, diagnostics } = usePlan();
   const running = !!job && isActive(job.metrics.state);
   const firstError = diagnostics.find((d) => d.severity === 'error');
+  // Deploying has Train's conditions but any target: the plan is placed on the target's hosts.
+  const deployWhy = !connected
+    ? 'Not connected.'
+    : !model
+      ? 'Pick a model.'
+      : model.numClasses === undefined
+        ? 'This model can be planned and priced but not trained yet.'
+        : !plan
+          ? 'There is no plan to run.'
+          : firstError
+            ? `Fix the plan first: ${firstError.message}`
+            : running
+              ? 'A job is running.'
+              : undefined;
   const why = !connected
     ? 'Not connected.'
     : !model
@@ -37,6 +55,7 @@ export function TrainControls() {
           Stop
         </button>
       </div>
+      <DeployControls why={deployWhy} />
       {why && !running && connected && model && (
         <div className="train__why muted" data-testid="train-why">
           {why}

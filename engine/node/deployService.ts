@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { localClusterSpec } from '../cluster/cluster.js';
+import { stepsPerEpoch } from '../data/dataOrder.js';
+import { MNIST_TRAIN } from '../data/mnistSplit.js';
+import { zooModel } from '../model/zoo.js';
+import { formatDiagnostics, hasErrors } from '../plan/diagnostics.js';
+import { executionSupport } from '../plan/executionSupport.js';
+import { agentsNeeded, type Plan } from '../plan/plan.js';
+import { validatePlan } from '../plan/validate.js';
+import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema, type DeployedJobSummary } from '../protocol/deploy.js';
+import type { JobEvent } from '../protocol/events.js';
+import type { StudioApi } from '../protocol/studioApi.js';
+import { summarizeJob } from './commands/jobs.js';
+import type { Launcher } from './deploy/launcher.js';
+import { LocalLauncher } from './deploy/localLauncher.js';
+import { mapBounded } from './deploy/ssh/mapBounded.js';
+import { SshLauncher } from './deploy/sshLauncher.js';
+import { DeployedStudioJob } from './deployedStudioJob.js';
+import { HostKeyQuestions } from './deployTrust.js';
+import { clustersFile, findCluster } from './hosts/clusterStore.js';
+import { newJobId } from './jobs/deployJob.js';
+import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
+import { launcherFor } from './jobs/launcherFor.js';
+import { stepsFor } from './jobs/localJob.js';
+import { runsRoot, type RunRecord } from './jobs/runStore.js';
+
+export type DeployApi = Pick<StudioApi, 'deployJob' | 'deployStatus' | 'answerDeployHostKey' | 'listDeployedJobs' | 'attachDeployedJob'>;
+
+function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw new Error(`The ${what} is malformed: ${parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(request)'}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+/** The plan the job was deployed with (job.json beside deploy.json), for the Monitor's summary. */
+function recordedPlan(runDir: string): Plan | undefined {
+  const file = join(runDir, 'job.json');
+  if (!existsSync(file)) return undefined;
+  try {
+    return (JSON.parse(readFileSync(file, 'utf8')) as RunRecord).plan;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The deploy part of the StudioApi: one-click deploy to a stored SSH cluster or this machine (detached,
+ * as `shoal deploy`), its per-host progress and host-key questions, the deployed jobs found in the run
+ * folders with their state asked of their hosts, and re-attaching to one. Jobs are DeployedStudioJobs,
+ * which the studio's api lists, streams and stops like its local jobs. Every request is parsed here.
+ */
+export function deployService(emit: (jobId: string, event: JobEvent) => void): DeployApi & { jobs: Map<string, DeployedStudioJob>; close(): void } {
+  const jobs = new Map<string, DeployedStudioJob>();
+  let prompts = 0;
+  const nextPromptId = () => `trust-${++prompts}`;
+  const job = (jobId: unknown): DeployedStudioJob => {
+    const id = parse(DeployedJobIdSchema, jobId, 'job id');
+    const found = jobs.get(id);
+    if (!found) throw new Error(`No deployed job ${id} in this studio session: open it from Jobs on clusters first.`);
+    return found;
+  };
+
+  return {
+    jobs,
+    async deployJob(request) {
+      const r = parse(DeployRequestSchema, request, 'deploy request');
+      const model = zooModel(r.plan.model);
+      const agents = agentsNeeded(r.plan);
+      // The same checks deployJob makes, here so that a plan that cannot run is refused at once.
+      const diagnostics = [...validatePlan(r.plan, model, localClusterSpec(agents)), ...executionSupport(r.plan, model)];
+      if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
+      const questions = new HostKeyQuestions(nextPromptId);
+      let launcher: Launcher;
+      let cluster = 'local';
+      let hosts: DeployRecord['hosts'] = [];
+      if (r.target.kind === 'local') launcher = new LocalLauncher();
+      else {
+        const stored = findCluster(r.target.cluster);
+        if (!stored) throw new Error(`No cluster "${r.target.cluster}" in ${clustersFile()}. Add it in Clusters first.`);
+        if (stored.hosts.length === 0) throw new Error(`Cluster ${stored.name} has no hosts. Add some in Clusters first.`);
+        cluster = stored.name;
+        hosts = stored.hosts;
+        launcher = new SshLauncher(stored.hosts, { trustRequest: questions.ask, noGpu: r.noGpu === true });
+      }
+      const id = newJobId();
+      const created = new DeployedStudioJob(id, { model: model.name, agents, schedule: r.plan.schedule, cluster, startedAt: Date.now() }, launcher, questions, (e) => emit(id, e));
+      jobs.set(id, created);
+      void created.deploy({
+        model,
+        plan: r.plan,
+        steps: stepsFor(r.plan, r.epochs ?? 5, r.steps),
+        evalEverySteps: r.evalEverySteps ?? stepsPerEpoch(MNIST_TRAIN, r.plan.globalBatch),
+        cluster,
+        hosts,
+      });
+      return { jobId: id };
+    },
+    async deployStatus(jobId) {
+      return job(jobId).status();
+    },
+    async answerDeployHostKey(answer) {
+      const a = parse(DeployTrustAnswerSchema, answer, 'answer');
+      if (!job(a.jobId).questions.answer(a.promptId, a.trust)) throw new Error(`No host key question ${a.promptId} is waiting in job ${a.jobId}: it was answered already or timed out.`);
+    },
+    async listDeployedJobs(): Promise<DeployedJobSummary[]> {
+      return mapBounded(listDeployRecords(), 4, async ({ record }) => {
+        const attached = jobs.get(record.jobId)?.attached ?? false;
+        // Host keys were trusted when the job was deployed; an unknown one now is refused, and says so.
+        const launcher = launcherFor(record);
+        try {
+          return { ...summarizeJob(record, await launcher.status(record.jobId)), attached };
+        } catch (err) {
+          return { jobId: record.jobId, cluster: record.cluster, model: record.model, createdAt: record.createdAt, state: 'unknown' as const, detail: (err as Error).message, attached };
+        } finally {
+          launcher.close();
+        }
+      });
+    },
+    async attachDeployedJob(jobId) {
+      const id = parse(DeployedJobIdSchema, jobId, 'job id');
+      const existing = jobs.get(id);
+      if (existing?.attached) return { jobId: id };
+      const found = listDeployRecords().find((r) => r.record.jobId === id);
+      if (!found) throw new Error(`No deployed job ${id} in ${runsRoot()}: it was deployed from another machine or its run folder was removed.`);
+      const { record, runDir } = found;
+      const plan = recordedPlan(runDir);
+      const questions = new HostKeyQuestions(nextPromptId);
+      const launcher = launcherFor(record, { trustRequest: questions.ask });
+      const facts = {
+        model: record.model,
+        agents: plan ? agentsNeeded(plan) : record.processes.filter((p) => p.role === 'agent').length,
+        schedule: plan?.schedule ?? ('gpipe' as const),
+        cluster: record.cluster,
+        startedAt: Date.parse(record.createdAt) || Date.now(),
+      };
+      existing?.detach();
+      const created = new DeployedStudioJob(id, facts, launcher, questions, (e) => emit(id, e));
+      jobs.set(id, created);
+      void created.attach(record, runDir);
+      return { jobId: id };
+    },
+    close() {
+      for (const j of jobs.values()) j.detach();
+    },
+  };
+}

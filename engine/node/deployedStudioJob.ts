@@ -1,0 +1,188 @@
+import type { Plan } from '../plan/plan.js';
+import type { DeployStatus } from '../protocol/deploy.js';
+import type { JobEvent, JobState } from '../protocol/events.js';
+import type { JobSummary } from '../protocol/studioApi.js';
+import { summarizeJob } from './commands/jobs.js';
+import type { Launcher } from './deploy/launcher.js';
+import { DeployProgress } from './deployProgress.js';
+import type { HostKeyQuestions } from './deployTrust.js';
+import { attachJob } from './jobs/attachJob.js';
+import { DeployError, deployJob, type DeployOptions } from './jobs/deployJob.js';
+import type { DeployRecord } from './jobs/deployRecord.js';
+
+export interface DeployedJobFacts {
+  model: string;
+  /** Agent processes of the plan. */
+  agents: number;
+  schedule: Plan['schedule'];
+  /** The stored cluster's name, or `local`. */
+  cluster: string;
+  startedAt: number;
+}
+
+const active = (state: JobState) => state === 'starting' || state === 'running';
+
+/**
+ * A deployed job as the studio holds it, with the surface the API uses for a LocalJob (id, events,
+ * state, stop): deploy (per-host progress, host-key questions) or re-attach, then follow the
+ * coordinator's event stream — history first — into `events` and to the studio's listeners. The job's
+ * processes are detached: closing the studio only stops following (detach), never the job.
+ */
+export class DeployedStudioJob {
+  readonly events: JobEvent[] = [];
+  state: JobState = 'starting';
+  phase: DeployStatus['phase'] = 'preparing';
+  error?: string;
+  runDir = '';
+  private record?: DeployRecord;
+  private readonly progress: DeployProgress;
+  private readonly abort = new AbortController();
+  private following: Promise<void> = Promise.resolve();
+  private stopRequested = false;
+
+  constructor(
+    readonly id: string,
+    readonly facts: DeployedJobFacts,
+    private readonly launcher: Launcher,
+    readonly questions: HostKeyQuestions,
+    private readonly onEvent: (event: JobEvent) => void,
+  ) {
+    this.progress = new DeployProgress(launcher.targets.map((t) => t.alias));
+  }
+
+  get startedAt(): number {
+    return this.facts.startedAt;
+  }
+
+  /** Prepare every host, start the job detached, then follow it. Failures end up in status(), never thrown. */
+  async deploy(options: Omit<DeployOptions, 'launcher' | 'onProgress' | 'jobId'>): Promise<void> {
+    let deployed: { record: DeployRecord; runDir: string };
+    try {
+      deployed = await deployJob({
+        ...options,
+        launcher: this.launcher,
+        jobId: this.id,
+        onProgress: (e) => {
+          this.progress.update(e);
+          if (this.phase === 'preparing' && this.progress.view().every((h) => h.ok)) this.phase = 'starting';
+        },
+      });
+    } catch (err) {
+      if (err instanceof DeployError) this.progress.settle(err.prepared);
+      if (this.stopRequested) return this.end('stopped', `Deploy of ${this.id} stopped from the studio before the job started.`);
+      return this.end('failed', (err as Error).message);
+    }
+    this.record = deployed.record;
+    this.runDir = deployed.runDir;
+    // The studio closed while the job started: it runs on, unfollowed; no session is left open.
+    if (this.abort.signal.aborted) return this.launcher.close();
+    if (this.stopRequested) {
+      // Stop was pressed while the hosts were being prepared: the processes just started go again.
+      await this.launcher.stop(this.id).catch(() => []);
+      return this.end('stopped', `Job ${this.id} stopped from the studio as it started.`);
+    }
+    this.phase = 'following';
+    await this.follow(deployed.record);
+  }
+
+  /** Follow a job deployed earlier (found in its run folder): the whole history, then live events. */
+  async attach(record: DeployRecord, runDir: string): Promise<void> {
+    this.record = record;
+    this.runDir = runDir;
+    this.phase = 'attaching';
+    await this.follow(record);
+  }
+
+  private follow(record: DeployRecord): Promise<void> {
+    this.following = (async () => {
+      try {
+        const result = await attachJob(
+          this.launcher,
+          record,
+          (e) => {
+            if (this.phase === 'attaching') this.phase = 'following';
+            this.push(e);
+          },
+          { follow: true, signal: this.abort.signal },
+        );
+        if (this.abort.signal.aborted) return;
+        if (this.phase === 'attaching') this.phase = 'following';
+        if (!result.ended && active(this.state)) await this.askHosts(record);
+      } catch (err) {
+        if (!this.abort.signal.aborted) this.end('failed', `Cannot follow job ${this.id}: ${(err as Error).message}`);
+      }
+    })();
+    return this.following;
+  }
+
+  /** The stream ended without the job's end: its hosts say what became of it. */
+  private async askHosts(record: DeployRecord): Promise<void> {
+    const summary = summarizeJob(record, await this.launcher.status(record.jobId));
+    if (summary.state === 'finished' || summary.state === 'stopped' || summary.state === 'failed') return this.end(summary.state, `Job ${this.id} ${summary.state} (${summary.detail}).`);
+    this.phase = 'detached';
+    this.error = `Lost the connection to job ${this.id} on ${record.head} (${summary.state}: ${summary.detail}). Open it again from Jobs on clusters to re-attach.`;
+    this.push({ type: 'log', level: 'warn', host: record.head, rank: null, message: this.error, time: Date.now() });
+  }
+
+  private end(state: 'failed' | 'stopped' | 'finished', message: string): void {
+    if (state !== 'finished') {
+      this.phase = state === 'failed' ? 'failed' : 'detached';
+      this.error = message;
+    }
+    if (active(this.state)) this.push({ type: 'status', state, message, time: Date.now() });
+  }
+
+  private push(event: JobEvent): void {
+    if (event.type === 'status') this.state = event.state;
+    if (event.type === 'final') this.state = 'finished';
+    this.events.push(event);
+    this.onEvent(event);
+  }
+
+  /** Kill the job's processes on every host (as `shoal stop`); errors name the hosts that could not be reached. */
+  async stop(): Promise<void> {
+    this.stopRequested = true;
+    if (!this.record) {
+      // Still preparing: closing the SSH sessions fails what is in flight; deploy() then reports stopped.
+      this.questions.refuseAll();
+      this.launcher.close();
+      return;
+    }
+    const outcomes = await this.launcher.stop(this.id);
+    // The coordinator is gone: following ends (with the `stopped` line appended to the history, if read).
+    await this.following;
+    const failed = outcomes.filter((o) => !o.ok);
+    this.end('stopped', failed.length ? `Job ${this.id} stopped on ${outcomes.length - failed.length} of ${outcomes.length} hosts.` : `Job ${this.id} stopped from the studio.`);
+    if (failed.length) {
+      throw new Error(`Job ${this.id} could not be stopped on ${failed.map((f) => f.target).join(', ')}: ${failed.map((f) => f.error).join('; ')}. Press Stop again once they can be reached, or run shoal stop ${this.id}.`);
+    }
+  }
+
+  /** Stop following (the studio is closing): the job goes on, unknown host keys are refused. */
+  detach(): void {
+    this.abort.abort();
+    this.questions.refuseAll();
+    this.launcher.close();
+  }
+
+  /** Whether this studio still follows the job's events (or is about to). */
+  get attached(): boolean {
+    return !this.abort.signal.aborted && active(this.state) && (this.phase === 'preparing' || this.phase === 'starting' || this.phase === 'attaching' || this.phase === 'following');
+  }
+
+  status(): DeployStatus {
+    return {
+      jobId: this.id,
+      cluster: this.facts.cluster,
+      phase: this.phase,
+      hosts: this.progress.view(),
+      trust: this.questions.prompts(),
+      ...(this.error ? { error: this.error } : {}),
+    };
+  }
+
+  summary(): JobSummary {
+    const f = this.facts;
+    return { id: this.id, model: f.model, state: this.state, startedAt: f.startedAt, agents: f.agents, events: this.events.length, schedule: f.schedule };
+  }
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import { PlanSchema } from '../plan/plan.js';
+import { ClusterNameSchema, type TrustPrompt } from './clusters.js';
+
+/**
+ * The studio's one-click deploy over the API: a job started detached on a stored SSH cluster (or on
+ * this machine), its per-host preparation read by polling — it may stop to ask the user to trust an
+ * unknown host key — and the deployed jobs this machine remembers (deploy.json), to re-attach to after
+ * a restart. The job's events then flow like a local job's (onJobEvent, jobEvents).
+ */
+export const DeployTargetSchema = z.discriminatedUnion('kind', [
+  /** This machine, with detached processes: the job outlives the studio like a remote one. */
+  z.object({ kind: z.literal('local') }),
+  z.object({ kind: z.literal('cluster'), cluster: ClusterNameSchema }),
+]);
+export type DeployTarget = z.infer<typeof DeployTargetSchema>;
+
+export const DeployRequestSchema = z.object({
+  plan: PlanSchema,
+  target: DeployTargetSchema,
+  /** Either epochs over the 8,000 training digits or an exact number of steps (default 5 epochs). */
+  epochs: z.number().positive().max(1000).optional(),
+  steps: z.number().int().positive().max(10_000_000).optional(),
+  /** Evaluate on the test set every this many steps (default: every epoch). */
+  evalEverySteps: z.number().int().positive().optional(),
+  /** Do not install the native GPU backend on GPU hosts (agents use wasm). */
+  noGpu: z.boolean().optional(),
+});
+export type DeployRequest = z.infer<typeof DeployRequestSchema>;
+
+/** Job ids as deployJob makes them; also keeps a renderer's id out of paths it must not reach. */
+export const DeployedJobIdSchema = z.string().regex(/^job-[0-9]{14}-[0-9a-f]{6}$/, 'a job id looks like job-20260101120000-a1b2c3');
+
+export const DeployTrustAnswerSchema = z.object({ jobId: DeployedJobIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });
+export type DeployTrustAnswer = z.infer<typeof DeployTrustAnswerSchema>;
+
+export type DeployStepName = 'connect' | 'upload' | 'gpu-runtime' | 'ready';
+
+export interface DeployStepView {
+  step: DeployStepName;
+  /** `progress` is a step still running with news (bytes uploaded, npm output). */
+  status: 'running' | 'progress' | 'ok' | 'skipped' | 'fail';
+  detail: string;
+  /** The step's progress lines so far (upload bytes, npm output), the newest last; at most 20. */
+  progress?: string[];
+}
+
+export interface DeployHostView {
+  host: string;
+  /** Each step's latest state, in the order the steps started. */
+  steps: DeployStepView[];
+  /** Set when the host is done: ready, or not (then `error` says what failed and what to do). */
+  ok?: boolean;
+  error?: string;
+}
+
+export interface DeployStatus {
+  jobId: string;
+  /** The stored cluster's name, or `local`. */
+  cluster: string;
+  /**
+   * preparing: hosts are being connected, probed and given the agent; starting: processes start;
+   * attaching: reaching the coordinator (after a restart); following: events flow to the Monitor;
+   * failed: see `error`; detached: the studio no longer follows it (the job itself may go on).
+   */
+  phase: 'preparing' | 'starting' | 'attaching' | 'following' | 'failed' | 'detached';
+  hosts: DeployHostView[];
+  /** Unknown host keys waiting for the user (answer with answerDeployHostKey). */
+  trust: TrustPrompt[];
+  error?: string;
+}
+
+/** A deployed job found in the run folders, its state asked of its hosts. */
+export interface DeployedJobSummary {
+  jobId: string;
+  cluster: string;
+  model: string;
+  createdAt: string;
+  state: 'running' | 'finished' | 'failed' | 'stopped' | 'unknown';
+  detail: string;
+  /** This studio follows it now (its events reach the Monitor). */
+  attached: boolean;
+}

@@ -1,0 +1,73 @@
+import type { DeployHostView, DeployStepView } from '../../../engine/protocol/deploy';
+import { TrustDialog } from '../clusters/TrustDialog';
+import { answerDeployTrust, dismissDeploy, useDeploy } from './deployStore';
+
+const MARK: Record<DeployStepView['status'], string> = { running: '…', progress: '…', ok: '✓', skipped: '–', fail: '✗' };
+const STEP_NAMES: Record<DeployStepView['step'], string> = { connect: 'connect', upload: 'upload', 'gpu-runtime': 'GPU runtime', ready: 'start' };
+const PHASE_TEXT = {
+  preparing: 'Preparing hosts',
+  starting: 'Starting the job',
+  attaching: 'Re-attaching',
+  following: 'Running: events below',
+  failed: 'Failed',
+  detached: 'Not followed',
+} as const;
+
+function HostRow({ host }: { host: DeployHostView }) {
+  return (
+    <li className="deploy-host" data-testid="deploy-host" data-host={host.host} data-ok={host.ok === undefined ? '' : String(host.ok)}>
+      <strong>{host.host}</strong>
+      <ul className="preflight">
+        {host.steps.map((s) => (
+          <li key={s.step} className={`preflight__step preflight__step--${s.status}`} data-step={s.step} data-status={s.status}>
+            <span className="preflight__mark">{MARK[s.status]}</span> <span className="preflight__name">{STEP_NAMES[s.step]}</span>{' '}
+            <span className="preflight__detail">{s.detail.split('\n')[0]}</span>
+          </li>
+        ))}
+      </ul>
+      {host.error && (
+        <div className="deploy-host__error" data-testid="deploy-host-error">
+          {host.error}
+        </div>
+      )}
+    </li>
+  );
+}
+
+/**
+ * A deploy as it happens: one row per host with connect and probe, upload (with bytes), GPU runtime
+ * and start, each host's error for itself, and the trust dialog when a host's key is unknown.
+ */
+export function DeployProgress() {
+  const status = useDeploy((s) => s.status);
+  const error = useDeploy((s) => s.error);
+  if (!status) return error ? <div className="deploy-progress__error">{error}</div> : null;
+  const where = status.cluster === 'local' ? 'this machine' : status.cluster;
+  return (
+    <section className="panel deploy-progress" aria-label="Deploy progress" data-testid="deploy-progress" data-job={status.jobId} data-phase={status.phase}>
+      <div className="deploy-progress__head">
+        <h2 className="panel__title">
+          {status.jobId} on {where}
+        </h2>
+        <button type="button" className="button button--small" onClick={dismissDeploy} title="Hide these rows (the job goes on)">
+          ×
+        </button>
+      </div>
+      <div className="muted" data-testid="deploy-phase">
+        {PHASE_TEXT[status.phase]}
+      </div>
+      <ul className="deploy-hosts">
+        {status.hosts.map((h) => (
+          <HostRow key={h.host} host={h} />
+        ))}
+      </ul>
+      {status.error && (
+        <div className="deploy-progress__error" data-testid="deploy-error">
+          {status.error}
+        </div>
+      )}
+      {error && <div className="deploy-progress__error">{error}</div>}
+      {status.trust[0] && <TrustDialog prompt={status.trust[0]} onAnswer={(trust) => void answerDeployTrust(status.trust[0].id, trust)} />}
+    </section>
+  );
+}

@@ -1,0 +1,120 @@
+import { create } from 'zustand';
+import type { DeployedJobSummary, DeployStatus, DeployTarget } from '../../../engine/protocol/deploy';
+import { agentsNeeded } from '../../../engine/plan/plan';
+import { launchJob, showJobWithHistory, studioClient } from '../store/actions';
+import { currentPlanState } from '../store/planState';
+import { useStudio } from '../store/studioStore';
+import { useEditor } from '../editor/editorStore';
+
+/**
+ * Deploying from the studio: where to (This machine, detached, or a stored SSH cluster), the deploy's
+ * per-host progress — polled while hosts are prepared, because it may stop to ask the user to trust an
+ * unknown host key — and the deployed jobs found in the run folders, to re-attach to after a restart.
+ */
+interface DeployState {
+  /** `local` or a stored cluster's name. */
+  target: string;
+  /** Skip the native GPU backend on GPU hosts (agents use wasm): for hosts that cannot reach npm. */
+  noGpu: boolean;
+  /** The deploy (or re-attach) being shown; its rows stay after it is done, until dismissed. */
+  status?: DeployStatus;
+  jobs?: DeployedJobSummary[];
+  loadingJobs: boolean;
+  error?: string;
+}
+
+export const useDeploy = create<DeployState>()(() => ({ target: 'local', noGpu: false, loadingJobs: false }));
+
+const POLL_MS = 300;
+const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
+let polling: ReturnType<typeof setTimeout> | undefined;
+
+const inProgress = (s: DeployStatus) => s.phase === 'preparing' || s.phase === 'starting' || s.phase === 'attaching';
+
+export function setDeployTarget(target: string): void {
+  useDeploy.setState({ target });
+}
+
+export function setNoGpu(noGpu: boolean): void {
+  useDeploy.setState({ noGpu });
+}
+
+async function poll(jobId: string): Promise<void> {
+  const client = studioClient();
+  if (!client) return;
+  try {
+    const status = await client.deployStatus(jobId);
+    if (useDeploy.getState().status?.jobId !== jobId) return;
+    useDeploy.setState({ status });
+    if (inProgress(status)) polling = setTimeout(() => void poll(jobId), POLL_MS);
+    // A deploy that got as far as a job shows up in the list of jobs on clusters.
+    else void refreshDeployedJobs();
+  } catch (error) {
+    useDeploy.setState({ error: errorText(error) });
+  }
+}
+
+function follow(jobId: string, cluster: string, phase: DeployStatus['phase']): void {
+  clearTimeout(polling);
+  useDeploy.setState({ status: { jobId, cluster, phase, hosts: [], trust: [] }, error: undefined });
+  void poll(jobId);
+}
+
+/** Deploy the edited plan to the chosen target; the Monitor shows it as for a local job. */
+export async function deployPlan(): Promise<void> {
+  const client = studioClient();
+  const state = useStudio.getState();
+  if (!client || !state.model) return;
+  const { plan, diagnostics } = currentPlanState(state.model, useEditor.getState().plan, state.cluster, state.agents);
+  if (!plan || diagnostics.some((d) => d.severity === 'error')) return;
+  const { target: name, noGpu } = useDeploy.getState();
+  const target: DeployTarget = name === 'local' ? { kind: 'local' } : { kind: 'cluster', cluster: name };
+  const where = name === 'local' ? ' → this machine' : ` → ${name}`;
+  const jobId = await launchJob(plan, agentsNeeded(plan), `deploy to ${name === 'local' ? 'this machine' : name}`, () => client.deployJob({ plan, target, epochs: state.epochs, ...(noGpu ? { noGpu } : {}) }), where);
+  if (jobId) follow(jobId, name, 'preparing');
+}
+
+export async function answerDeployTrust(promptId: string, trust: boolean): Promise<void> {
+  const client = studioClient();
+  const status = useDeploy.getState().status;
+  if (!client || !status) return;
+  // The question leaves the dialog at once; the next poll shows what the answer led to.
+  useDeploy.setState({ status: { ...status, trust: status.trust.filter((t) => t.id !== promptId) } });
+  try {
+    await client.answerDeployHostKey({ jobId: status.jobId, promptId, trust });
+  } catch (error) {
+    useDeploy.setState({ error: errorText(error) });
+  }
+}
+
+export function dismissDeploy(): void {
+  clearTimeout(polling);
+  useDeploy.setState({ status: undefined, error: undefined });
+}
+
+/** Deployed jobs from the run folders, their state asked of their hosts (a few seconds for far hosts). */
+export async function refreshDeployedJobs(): Promise<void> {
+  const client = studioClient();
+  if (!client) return;
+  useDeploy.setState({ loadingJobs: true });
+  try {
+    useDeploy.setState({ jobs: await client.listDeployedJobs(), loadingJobs: false });
+  } catch (error) {
+    useDeploy.setState({ error: errorText(error), loadingJobs: false });
+  }
+}
+
+/** Follow a deployed job again and back-fill its whole history into the Monitor. */
+export async function openDeployedJob(job: DeployedJobSummary): Promise<void> {
+  const client = studioClient();
+  if (!client) return;
+  try {
+    useDeploy.setState({ error: undefined });
+    const { jobId } = await client.attachDeployedJob(job.jobId);
+    follow(jobId, job.cluster, 'attaching');
+    const summary = (await client.listJobs()).find((j) => j.id === jobId);
+    await showJobWithHistory(summary ?? { id: jobId, model: job.model, agents: 0, schedule: undefined }, `deployed on ${job.cluster}`);
+  } catch (error) {
+    useDeploy.setState({ error: `Could not open ${job.jobId}: ${errorText(error)}` });
+  }
+}
