@@ -27,14 +27,6 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
   // Deployed jobs (on clusters or detached here) are listed, streamed and stopped like local ones.
   const { close: detachDeployed, jobs: deployed, ...deploy } = deployService(emit);
 
-  const localJob = (jobId: unknown): LocalJob => {
-    const found = typeof jobId === 'string' ? jobs.get(jobId) : undefined;
-    if (!found) {
-      if (typeof jobId === 'string' && deployed.has(jobId)) throw new Error(`Job ${jobId} was deployed: resizing it from the studio is not supported yet; run shoal resize ${jobId} --add <host>[:N] or --remove <rank> in a terminal.`);
-      throw new Error(`No job "${String(jobId)}" in this studio session.`);
-    }
-    return found;
-  };
   const job = (jobId: unknown): LocalJob | DeployedStudioJob => {
     const found = typeof jobId === 'string' ? (jobs.get(jobId) ?? deployed.get(jobId)) : undefined;
     if (!found) throw new Error(`No job "${String(jobId)}" in this studio session.`);
@@ -77,7 +69,9 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async resizeJob(jobId: string, request) {
       const parsed = ResizeRequestSchema.safeParse(request);
       if (!parsed.success) throw new Error(`The resize request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-      await localJob(jobId).resize(parsed.data);
+      const target = job(jobId);
+      if (target instanceof LocalJob && parsed.data.hosts?.length) throw new Error(`Job ${target.id} runs on this machine: it takes agents here only (add), not on hosts.`);
+      await target.resize(parsed.data);
     },
     async listJobs(): Promise<JobSummary[]> {
       const local = [...jobs.values()].map((j) => ({

@@ -9,6 +9,7 @@ import type { HostKeyQuestions } from './deployTrust.js';
 import { attachJob } from './jobs/attachJob.js';
 import { DeployError, deployJob, type DeployOptions } from './jobs/deployJob.js';
 import type { DeployRecord } from './jobs/deployRecord.js';
+import { resizeDeployedJob, type HostAgents } from './jobs/resizeDeployedJob.js';
 
 export interface DeployedJobFacts {
   model: string;
@@ -158,6 +159,18 @@ export class DeployedStudioJob {
     }
   }
 
+  /**
+   * Resize the running job from the studio, as `shoal resize` does: `add` agents go on the hosts named,
+   * or spread over the job's hosts (fewest agents first); `remove` releases ranks. Resolves once the
+   * coordinator has applied it (a `membership` event).
+   */
+  async resize(request: { add?: number; remove?: number[]; hosts?: string[] }): Promise<void> {
+    if (!this.record || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
+    if (this.facts.schedule === 'async') throw new Error(`Job ${this.id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
+    const add = request.hosts?.length ? request.hosts.map((host) => ({ host, count: 1 })) : spreadAgents(this.record, request.add ?? 0);
+    await resizeDeployedJob(this.record, this.runDir, { add, remove: request.remove ?? [] }, { trustRequest: this.questions.ask });
+  }
+
   /** Stop following (the studio is closing): the job goes on, unknown host keys are refused. */
   detach(): void {
     this.abort.abort();
@@ -185,4 +198,23 @@ export class DeployedStudioJob {
     const f = this.facts;
     return { id: this.id, model: f.model, state: this.state, startedAt: f.startedAt, agents: f.agents, events: this.events.length, schedule: f.schedule };
   }
+}
+
+/**
+ * Where `n` new agents of a deployed job go when no host is named: this machine for a local deploy,
+ * the head when the coordinator listens on loopback there, else one by one onto the job's host with
+ * the fewest agents (round-robin, head first on ties).
+ */
+export function spreadAgents(record: DeployRecord, n: number): HostAgents[] {
+  if (n <= 0) return [];
+  if (record.launcher === 'local') return [{ host: 'local', count: n }];
+  if (record.coordinator.listenHost === '127.0.0.1') return [{ host: record.head, count: n }];
+  const load = new Map(record.hosts.map((h) => [h.alias, record.processes.filter((p) => p.role === 'agent' && p.target === h.alias).length]));
+  const placed = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const [host] = [...load].sort((a, b) => a[1] - b[1])[0];
+    load.set(host, load.get(host)! + 1);
+    placed.set(host, (placed.get(host) ?? 0) + 1);
+  }
+  return [...placed].map(([host, count]) => ({ host, count }));
 }

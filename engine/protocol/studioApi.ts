@@ -26,8 +26,10 @@ export const ResizeRequestSchema = z
   .object({
     add: z.number().int().min(0).max(64).optional(),
     remove: z.array(z.number().int().min(0).max(4096)).max(64).optional(),
+    /** A deployed job only: one new agent on each host named (aliases of the job's or a stored cluster); default: spread over the job's hosts. */
+    hosts: z.array(z.string().trim().min(1).max(300)).max(64).optional(),
   })
-  .refine((r) => (r.add ?? 0) > 0 || (r.remove?.length ?? 0) > 0, { message: 'A resize adds agents or removes ranks.' });
+  .refine((r) => (r.add ?? 0) > 0 || (r.remove?.length ?? 0) > 0 || (r.hosts?.length ?? 0) > 0, { message: 'A resize adds agents or removes ranks.' });
 export type ResizeRequest = z.infer<typeof ResizeRequestSchema>;
 
 export interface StudioInfo {

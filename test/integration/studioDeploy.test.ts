@@ -143,6 +143,28 @@ describe('deploying from the studio', () => {
     expect((await second.deployStatus(jobId)).phase).toBe('following');
   });
 
+  test('Add agent / Remove on a deployed job: the new agent goes to the host with fewest agents, the generation follows', async () => {
+    const service = studio();
+    let jobId = '';
+    const live = stream(service, () => jobId);
+    const plan = { ...presetPlan(zooModel('mlp'), 'pp1-dp2'), virtualNodes: { total: 4 } };
+    jobId = (await service.deployJob({ plan, target: { kind: 'cluster', cluster: 'lab' }, steps: 100_000, evalEverySteps: 100_000 })).jobId;
+    expect((await followDeploy(service, jobId)).error).toBeUndefined();
+    await live.until((e) => e.type === 'step' && e.step >= 3);
+    // h2 holds the coordinator and agent-0, h3 agent-1: the third agent goes to either (one each), h2 first.
+    await service.resizeJob(jobId, { add: 1 });
+    const grown = (await live.until((e) => e.type === 'membership' && e.agents.length === 3)) as Extract<JobEvent, { type: 'membership' }>;
+    expect(grown.reason).toBe('resize: +1');
+    expect(grown.agents.map((a) => a.host).sort()).toEqual(['h2', 'h2', 'h3']);
+    expect(grown.agents.map((a) => a.virtualNodes).reduce((a, b) => a + b)).toBe(4);
+    await service.resizeJob(jobId, { remove: [2] });
+    const shrunk = (await live.until((e) => e.type === 'membership' && e.agents.length === 2 && e.reason.startsWith('resize: −'))) as Extract<JobEvent, { type: 'membership' }>;
+    expect(shrunk.agents).toHaveLength(2);
+    await expect(service.resizeJob(jobId, { hosts: ['nowhere'] })).rejects.toThrow(/No host "nowhere"/);
+    await service.stopJob(jobId);
+    await closeStudio(service);
+  });
+
   test('one host down: its error names it and what failed, the others are reported ready, no job starts', async () => {
     const service = studio();
     const downPort = await freePort('127.0.0.4');

@@ -30,7 +30,7 @@ export function findRunningJob(target: string): RunningJob {
   const id = record.jobId;
   const control = readControlFile(runDir);
   if (!control) {
-    if (existsSync(join(runDir, 'deploy.json'))) throw new Error(`Job ${id} was started with \`shoal deploy\`; resizing deployed jobs is not supported yet.`);
+    if (existsSync(join(runDir, 'deploy.json'))) throw new Error(`Job ${id} was started with \`shoal deploy\`: resize it by its id (shoal resize ${id} --add <host>[:N]).`);
     throw new Error(`Job ${id} is not running: its run folder ${runDir} has no control.json (the job finished, failed or was stopped). \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
   }
   if (!ownerAlive(control)) {

@@ -3,7 +3,7 @@ import { resizeJob } from '../store/actions';
 import { resizeBlocked } from '../store/resizeState';
 import type { JobView } from '../store/studioStore';
 
-/** Add an agent on this machine, or release one rank, at the running job's next step boundary. */
+/** Add an agent (this machine, or a deployed job's least-loaded host), or release one rank, at the running job's next step boundary. */
 export function ResizeControls({ job }: { job: JobView | undefined }) {
   const generation = job?.metrics.membership?.generation;
   const ranks = job?.metrics.membership?.agents.map((a) => a.rank) ?? [];
@@ -23,7 +23,7 @@ export function ResizeControls({ job }: { job: JobView | undefined }) {
   return (
     <div className="resize">
       <div className="resize__controls">
-        <button type="button" className="button" data-testid="add-agent-button" disabled={!!why} title={why ?? 'Start one more agent on this machine'} onClick={() => void request({ add: 1 })}>
+        <button type="button" className="button" data-testid="add-agent-button" disabled={!!why} title={why ?? 'Start one more agent: on this machine, or on a deployed job\'s host with the fewest agents'} onClick={() => void request({ add: 1 })}>
           Add agent
         </button>
         <select aria-label="Rank to remove" data-testid="remove-rank-select" value={chosen ?? ''} disabled={!!why || ranks.length < 2} onChange={(e) => setRank(Number(e.target.value))}>
