@@ -6,12 +6,10 @@ import type { JobEvent } from '../../engine/protocol/events.js';
 import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
-import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
 import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
  * A deploy where one host is reached only through a ProxyJump host: the head (127.0.0.2) directly, the
@@ -36,25 +34,13 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const { record } of listDeployRecords()) {
-    const launcher = launcherFor(record);
-    await launcher.stop(record.jobId).catch(() => {});
-    launcher.close();
-  }
+  await stopDeployedJobs();
   await stopAllSshd();
   for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
   delete process.env.SHOAL_DATA_DIR;
   env?.restore();
 });
 
-async function run(command: (args: string[], io: CommandIo) => Promise<number>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await command(args, { out: (t) => (out += t), err: (t) => (err += t), interactive: false });
-  return { code, out, err };
-}
-
-const jsonLines = <T>(text: string): T[] => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as T);
 const logins = (s: PrivateSshd) => readFileSync(join(s.dir, 'sshd.log'), 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length;
 
 describe('deploy through a jump host', () => {

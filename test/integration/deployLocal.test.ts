@@ -6,10 +6,10 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import { runStopCommand } from '../../engine/node/commands/stop.js';
 import { TFJS_VERSION } from '../../engine/node/deploy/gpuRuntime.js';
-import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
 import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
 import { useTempHome } from '../support/sshd.js';
+import { runCommand as run, jsonLines } from '../support/commandRun.js';
 
 /** The same deploy/attach/stop path with the LocalLauncher: this machine as a one-host cluster. */
 
@@ -26,14 +26,6 @@ afterAll(async () => {
   env?.restore();
 });
 
-async function run(command: (args: string[], io: CommandIo) => Promise<number>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await command(args, { out: (t) => (out += t), err: (t) => (err += t), interactive: false });
-  return { code, out, err };
-}
-
-const jsonLines = <T>(text: string): T[] => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as T);
 
 test('deploy --cluster local follows the job to its end; the coordinator listens on loopback only', async () => {
   const d = await run(runDeployCommand, '--cluster', 'local', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '20', '--json');

@@ -11,12 +11,11 @@ import { runStopCommand } from '../../engine/node/commands/stop.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
-import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
 import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
  * `shoal deploy|jobs|attach|stop` against three real OpenSSH servers on 127.0.0.2–4, each with its own
@@ -40,12 +39,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  // Whatever a failed test left running is stopped through the same path users take.
-  for (const { record } of listDeployRecords()) {
-    const launcher = launcherFor(record);
-    await launcher.stop(record.jobId).catch(() => {});
-    launcher.close();
-  }
+  await stopDeployedJobs();
   await stopAllSshd();
   for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
   delete process.env.SHOAL_DATA_DIR;
@@ -54,14 +48,6 @@ afterAll(async () => {
 
 const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump: [] });
 
-async function run(command: (args: string[], io: CommandIo) => Promise<number>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const code = await command(args, { out: (t) => (out += t), err: (t) => (err += t), interactive: false });
-  return { code, out, err };
-}
-
-const jsonLines = <T>(text: string): T[] => text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as T);
 /** Any live process in the process group `pgid` (a job's process and what it started share one). */
 function groupAlive(pgid: number): boolean {
   for (const pid of readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {

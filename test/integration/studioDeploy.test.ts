@@ -7,12 +7,12 @@ import { createStudioService, type StudioService } from '../../engine/node/api.j
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { DeployStatus } from '../../engine/protocol/deploy.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { stopDeployedJobs } from '../support/commandRun.js';
 
 /**
  * The studio's deploy API (what the Deploy button and "Jobs on clusters" call) against two real OpenSSH
@@ -40,12 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const s of open) await s.close();
-  // Whatever a failed test left running is stopped through the same path `shoal stop` takes.
-  for (const { record } of listDeployRecords()) {
-    const launcher = launcherFor(record);
-    await launcher.stop(record.jobId).catch(() => {});
-    launcher.close();
-  }
+  await stopDeployedJobs();
   await stopAllSshd();
   for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
   delete process.env.SHOAL_DATA_DIR;

@@ -1,0 +1,33 @@
+import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
+import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
+import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
+
+export interface CommandResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+/** Run a CLI command function (`runDeployCommand`, `runClusterCommand`…) in-process, capturing what it prints; no terminal to ask. */
+export async function runCommand(command: (args: string[], io: CommandIo) => Promise<number>, ...args: string[]): Promise<CommandResult> {
+  let out = '';
+  let err = '';
+  const code = await command(args, { out: (t) => (out += t), err: (t) => (err += t), interactive: false });
+  return { code, out, err };
+}
+
+/** The JSON objects among a command's output lines (progress lines are skipped). */
+export const jsonLines = <T>(text: string): T[] =>
+  text
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as T);
+
+/** Stop whatever deployed jobs a test left running, through the same path users take (shoal stop). */
+export async function stopDeployedJobs(): Promise<void> {
+  for (const { record } of listDeployRecords()) {
+    const launcher = launcherFor(record);
+    await launcher.stop(record.jobId).catch(() => {});
+    launcher.close();
+  }
+}
