@@ -17,7 +17,7 @@ import { LocalLauncher } from './deploy/localLauncher.js';
 import { mapBounded } from './deploy/ssh/mapBounded.js';
 import { SshLauncher } from './deploy/sshLauncher.js';
 import { DeployedStudioJob } from './deployedStudioJob.js';
-import { HostKeyQuestions } from './deployTrust.js';
+import { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { clustersFile, findCluster } from './hosts/clusterStore.js';
 import { newJobId } from './jobs/deployJob.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';

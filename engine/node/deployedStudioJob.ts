@@ -5,7 +5,7 @@ import type { JobSummary } from '../protocol/studioApi.js';
 import { summarizeJob } from './commands/jobs.js';
 import type { Launcher } from './deploy/launcher.js';
 import { DeployProgress } from './deployProgress.js';
-import type { HostKeyQuestions } from './deployTrust.js';
+import type { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { attachJob } from './jobs/attachJob.js';
 import { DeployError, deployJob, type DeployOptions } from './jobs/deployJob.js';
 import type { DeployRecord } from './jobs/deployRecord.js';

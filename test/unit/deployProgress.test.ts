@@ -1,6 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import { DeployProgress } from '../../engine/node/deployProgress.js';
-import { HostKeyQuestions } from '../../engine/node/deployTrust.js';
+import { HostKeyQuestions } from '../../engine/node/hosts/hostKeyQuestions.js';
 
 describe('deploy progress as the studio shows it', () => {
   test("each host's steps keep their latest state and bounded progress lines; one host's failure stays its own", () => {

@@ -1,34 +1,29 @@
 import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
-import type { ClusterTestStatus, HostTestView, SurveyView, TrustPrompt } from '../../protocol/clusters.js';
+import type { ClusterTestStatus, HostTestView, SurveyView } from '../../protocol/clusters.js';
+import { HostKeyQuestions } from './hostKeyQuestions.js';
 import type { SshCluster } from './clusterStore.js';
 import { surveyAfterPreflight } from './surveyAfterPreflight.js';
 import type { SurveyEvent } from './surveyLinks.js';
 
-/** How long an unknown host key waits for the user before it is refused (the studio was closed). */
-const TRUST_WAIT_MS = 5 * 60_000;
 /** Finished tests kept for the view to read; older ones are forgotten. */
 const KEEP_FINISHED = 16;
-
-interface PendingTrust {
-  prompt: TrustPrompt;
-  resolve: (trust: boolean) => void;
-}
 
 class ClusterTestRun {
   state: 'running' | 'done' = 'running';
   readonly hosts = new Map<string, HostTestView>();
-  readonly pending = new Map<string, PendingTrust>();
+  /** Unknown host keys waiting for the user's answer in the trust dialog. */
+  readonly questions: HostKeyQuestions;
   /** The link survey after preflight (clusters of two or more hosts). */
   survey: SurveyView | undefined;
   preflightDone = false;
-  private readonly decisions = new Map<string, Promise<boolean>>();
 
   constructor(
     readonly id: string,
     readonly cluster: SshCluster,
-    private readonly nextPromptId: () => string,
+    nextPromptId: () => string,
   ) {
+    this.questions = new HostKeyQuestions(nextPromptId);
     for (const h of cluster.hosts) this.hosts.set(h.alias, { host: h.alias, steps: [] });
     if (cluster.hosts.length >= 2) this.survey = { state: 'waiting', steps: [] };
   }
@@ -62,35 +57,7 @@ class ClusterTestRun {
     else view.steps.push(step);
   }
 
-  /** Each unknown key (address, port, fingerprint) is asked once, even for hosts behind one jump host. */
-  trustRequest = (r: TrustRequest): Promise<boolean> => {
-    const key = `${r.address}:${r.port} ${r.fingerprint}`;
-    let decision = this.decisions.get(key);
-    if (!decision) {
-      decision = new Promise<boolean>((resolve) => {
-        const id = this.nextPromptId();
-        const timer = setTimeout(() => this.answer(id, false), TRUST_WAIT_MS);
-        timer.unref?.();
-        this.pending.set(id, {
-          prompt: { id, where: r.where, keyType: r.keyType, fingerprint: r.fingerprint },
-          resolve: (trust) => {
-            clearTimeout(timer);
-            resolve(trust);
-          },
-        });
-      });
-      this.decisions.set(key, decision);
-    }
-    return decision;
-  };
-
-  answer(promptId: string, trust: boolean): boolean {
-    const pending = this.pending.get(promptId);
-    if (!pending) return false;
-    this.pending.delete(promptId);
-    pending.resolve(trust);
-    return true;
-  }
+  trustRequest = (r: TrustRequest): Promise<boolean> => this.questions.ask(r);
 
   finish(results: HostPreflight[]): void {
     for (const r of results) {
@@ -122,7 +89,7 @@ class ClusterTestRun {
       cluster: this.cluster.name,
       state: this.state,
       hosts,
-      trust: [...this.pending.values()].map((p) => p.prompt),
+      trust: this.questions.prompts(),
       // Known once preflight is over, while the survey may still run.
       ...(this.preflightDone || this.state === 'done' ? { ready: hosts.filter((h) => h.ok).length } : {}),
       ...(this.survey ? { survey: this.survey } : {}),
@@ -170,12 +137,12 @@ export class ClusterTests {
   }
 
   answer(id: string, promptId: string, trust: boolean): void {
-    if (!this.run(id).answer(promptId, trust)) throw new Error(`No host key question ${promptId} is waiting in ${id}: it was answered already or timed out.`);
+    if (!this.run(id).questions.answer(promptId, trust)) throw new Error(`No host key question ${promptId} is waiting in ${id}: it was answered already or timed out.`);
   }
 
   /** Refuse every unknown key still waiting (the studio is closing). */
   close(): void {
-    for (const run of this.runs.values()) for (const id of [...run.pending.keys()]) run.answer(id, false);
+    for (const run of this.runs.values()) run.questions.refuseAll();
   }
 
   private run(id: string): ClusterTestRun {

@@ -1,13 +1,13 @@
-import type { TrustPrompt } from '../protocol/clusters.js';
-import type { TrustRequest } from './deploy/ssh/connectHost.js';
+import type { TrustPrompt } from '../../protocol/clusters.js';
+import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 
 /** How long an unknown host key waits for the user before it is refused (nobody is looking). */
 const TRUST_WAIT_MS = 5 * 60_000;
 
 /**
- * Trust on first use for a deploy in the studio, as the Cluster view's connection test does it: an
- * unknown host key is held as a question (its SHA256 fingerprint) until the user trusts or refuses it in
- * the trust dialog; each key (address, port, fingerprint) is asked once, even for hosts behind one jump host.
+ * Trust on first use in the studio (the Cluster view's connection test, a deploy): an unknown host key
+ * is held as a question (its SHA256 fingerprint) until the user trusts or refuses it in the trust
+ * dialog; each key (address, port, fingerprint) is asked once, even for hosts behind one jump host.
  */
 export class HostKeyQuestions {
   private readonly pending = new Map<string, { prompt: TrustPrompt; resolve: (trust: boolean) => void }>();
