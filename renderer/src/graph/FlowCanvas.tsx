@@ -1,22 +1,24 @@
-import { Background, Controls, MiniMap, ReactFlow, ReactFlowProvider, useReactFlow, useStore } from '@xyflow/react';
-import type { Edge, Node, NodeTypes } from '@xyflow/react';
-import { useEffect, useRef } from 'react';
-import type { DragEvent } from 'react';
+import { Background, Controls, ReactFlow, ReactFlowProvider, useReactFlow, useStore } from '@xyflow/react';
+import type { NodeTypes } from '@xyflow/react';
+import { useEffect, useMemo, useRef } from 'react';
+import type { DragEvent, PointerEvent } from 'react';
 import { moveTo } from '../editor/commands';
 import { setSelection } from '../editor/editorStore';
 import { DRAG_TYPE, draggedLayers } from '../editor/selection';
 import { BlockNodeView } from './BlockNodeView';
+import { EdgeLayer } from './EdgeLayer';
+import { FAR_ZOOM, FarZoom } from './farZoom';
+import { GraphMiniMap, miniPicture } from './GraphMiniMap';
 import type { Box } from './layout';
 import { LayerNodeView } from './LayerNodeView';
-import { stageColor } from './stageColors';
 import { StageNodeView } from './StageNodeView';
-import type { FlowNode } from './toFlow';
+import type { EdgePaths, FlowNode } from './toFlow';
 
 const nodeTypes: NodeTypes = { layer: LayerNodeView, block: BlockNodeView, stage: StageNodeView };
 
 interface Props {
   nodes: FlowNode[];
-  edges: Edge[];
+  edges: EdgePaths;
   /** The view is fitted when this changes (another model, folding, a stage added or removed). */
   fitKey: string;
   /** A new layout: fitted too, unless the user has panned or zoomed since the last fit. */
@@ -27,18 +29,10 @@ interface Props {
   focus?: { x: number; y: number; seq: number };
 }
 
-/**
- * Below this zoom a layer's text is too small to read: nodes are drawn as plain coloured boxes (a class
- * on the canvas, so crossing the threshold re-renders no node), which keeps panning and zooming a
- * 1,000-layer graph smooth.
- */
-export const FAR_ZOOM = 0.4;
-
-const miniColor = (node: Node) => (node.type === 'stage' ? 'transparent' : stageColor(node.data.stage as number | undefined));
-
 function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget, focus }: Props) {
   const flow = useReactFlow();
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const picture = useMemo(() => (nodes.length > 60 ? miniPicture(nodes) : undefined), [nodes]);
   const target = useRef<number>(undefined);
   const userMoved = useRef(false);
   const fitted = useRef('');
@@ -97,32 +91,39 @@ function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget, focus }: 
     const stage = stageAt(e);
     if (ids && stage !== undefined) moveTo(ids, stage);
   };
+  // A pan holds the pointer on the pane: otherwise the browser hit-tests every node under it on each move.
+  const onPointerDown = (e: PointerEvent) => {
+    if (e.target instanceof Element && e.target.classList.contains('react-flow__pane')) e.target.setPointerCapture(e.pointerId);
+  };
 
   return (
-    <div ref={box} className={`graph__canvas${far ? ' graph__canvas--far' : ''}`} onDragOver={onDragOver} onDrop={onDrop} onDragLeave={(e) => e.currentTarget === e.target && setTarget(undefined)}>
-      <ReactFlow
-        nodes={nodes}
-        edges={edges}
-        nodeTypes={nodeTypes}
-        colorMode="dark"
-        nodesDraggable={false}
-        nodesConnectable={false}
-        elementsSelectable={false}
-        proOptions={{ hideAttribution: true }}
-        minZoom={0.05}
-        onlyRenderVisibleElements={nodes.length > 300}
-        onMoveStart={(event) => {
-          if (event) userMoved.current = true;
-          box.current?.classList.add('graph__canvas--moving');
-        }}
-        onMoveEnd={() => box.current?.classList.remove('graph__canvas--moving')}
-        onPaneClick={() => setSelection([])}
-        fitView
-      >
-        <Background gap={24} size={1} />
-        <Controls showInteractive={false} />
-        {nodes.length > 60 && <MiniMap pannable zoomable nodeColor={miniColor} maskColor="rgba(15, 20, 25, 0.7)" ariaLabel="Minimap" />}
-      </ReactFlow>
+    <div ref={box} className={`graph__canvas${far ? ' graph__canvas--far' : ''}`} onPointerDown={onPointerDown} onDragOver={onDragOver} onDrop={onDrop} onDragLeave={(e) => e.currentTarget === e.target && setTarget(undefined)}>
+      <FarZoom.Provider value={far}>
+        <ReactFlow
+          nodes={nodes}
+          nodeTypes={nodeTypes}
+          colorMode="dark"
+          nodesDraggable={false}
+          nodesConnectable={false}
+          elementsSelectable={false}
+          proOptions={{ hideAttribution: true }}
+          minZoom={0.05}
+          onlyRenderVisibleElements={nodes.length > 300}
+          onMoveStart={(event) => {
+            if (event) userMoved.current = true;
+            box.current?.classList.add('graph__canvas--moving');
+          }}
+          onMoveEnd={() => box.current?.classList.remove('graph__canvas--moving')}
+          onPaneClick={() => setSelection([])}
+          fitView
+        >
+          <EdgeLayer paths={edges} />
+          {/* Zoomed far out the dots are finer than a pixel: noise that costs a repaint of the whole pane on every frame of a pan. */}
+          {!far && <Background gap={24} size={1} />}
+          <Controls showInteractive={false} />
+          {picture && <GraphMiniMap picture={picture} onUserMove={() => (userMoved.current = true)} />}
+        </ReactFlow>
+      </FarZoom.Provider>
     </div>
   );
 }

@@ -10,7 +10,7 @@ import { FlowCanvas } from './FlowCanvas';
 import { GraphSearch } from './GraphSearch';
 import { NODE_HEIGHT, NODE_WIDTH } from './layout';
 import { searchLayers, stepHit } from './search';
-import { toFlow } from './toFlow';
+import { toEdges, toFlow } from './toFlow';
 import { useGraphLayout } from './useGraphLayout';
 
 /** A key per opened model: two files may hold models of one name, and each must be laid out afresh. */
@@ -55,20 +55,21 @@ export function GraphView() {
     // Focus when the user searches or steps (seq), not when a relayout moves the match.
   }, [search.seq, current?.viewId]);
 
-  const flow = useMemo(() => {
+  const nodes = useMemo(() => {
     if (!layout) return undefined;
     return toFlow(layout.view.nodes, layout.result, (id) => params.get(id) ?? 0, { state, selection: selected, previewStageOf, dropStage, found });
   }, [layout, params, state, selected, previewStageOf, dropStage, found]);
+  const edges = useMemo(() => layout && toEdges(layout.view.nodes, layout.result), [layout]);
 
   return (
     <section ref={panel} className="graph panel" data-testid="graph" aria-label="Layer graph" data-layout-ms={layout ? Math.round(layout.ms) : undefined} data-layout-nodes={layout?.view.nodes.length}>
       {!model && <div className="empty">Pick a model to see its layers.</div>}
-      {model && !flow && <div className="empty">Laying out {model.layers.length} layers…</div>}
+      {model && !nodes && <div className="empty">Laying out {model.layers.length} layers…</div>}
       {model && <EditorToolbar />}
-      {flow && layout && (
+      {nodes && edges && layout && (
         <FlowCanvas
-          nodes={flow.nodes}
-          edges={flow.edges}
+          nodes={nodes}
+          edges={edges}
           fitKey={`${mkey}|${folded}|${layout.result.stages.length}`}
           version={layout.version}
           stages={layout.result.stages}
@@ -76,7 +77,7 @@ export function GraphView() {
           focus={focus}
         />
       )}
-      {flow && <GraphSearch open={search.open} query={search.query} hits={hits} index={current ? search.index : -1} onOpen={onSearchOpen} onQuery={onQuery} onStep={onStep} />}
+      {nodes && <GraphSearch open={search.open} query={search.query} hits={hits} index={current ? search.index : -1} onOpen={onSearchOpen} onQuery={onQuery} onStep={onStep} />}
       {preview && (
         <div className="graph__preview" data-testid="graph-preview">
           Previewing a suggestion: {preview.stages.length} stage{preview.stages.length > 1 ? 's' : ''} (layer colours) — Apply to edit it

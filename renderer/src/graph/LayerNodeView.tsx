@@ -1,9 +1,10 @@
-import { Handle, Position } from '@xyflow/react';
 import type { Node, NodeProps } from '@xyflow/react';
+import { memo, useContext } from 'react';
 import type { LayerNode } from '../../../engine/model/graph';
 import type { Diagnostic } from '../../../engine/plan/diagnostics';
 import { nodeHandlers } from '../editor/selection';
 import { describeSpec, formatCount, formatShape } from '../format';
+import { FarZoom } from './farZoom';
 import { IssueMark } from './IssueMark';
 import { stageColor } from './stageColors';
 
@@ -19,9 +20,13 @@ export type LayerDecor = {
 
 export type LayerFlowNode = Node<{ layer: LayerNode } & LayerDecor, 'layer'>;
 
-/** One layer: its name and kind, its configuration, output shape and parameters; select, drag, right-click. */
-export function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
+/**
+ * One layer: its name and kind, its configuration, output shape and parameters; select, drag, right-click.
+ * Zoomed far out, only its box (FarZoom). Memoized: xyflow renders a node again when it measures it.
+ */
+export const LayerNodeView = memo(function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
   const { layer, stage, selected, issues, sharding, found } = data;
+  const far = useContext(FarZoom);
   const handlers = nodeHandlers([layer.id]);
   return (
     <div
@@ -34,25 +39,25 @@ export function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
       style={{ borderLeftColor: stageColor(stage) }}
       {...handlers}
     >
-      <Handle type="target" id="up" position={Position.Top} isConnectable={false} />
-      <Handle type="target" id="from-stage" position={Position.Left} isConnectable={false} />
-      <div className="layer-node__title">
-        <span className="layer-node__name">{layer.id}</span>
-        <span className="layer-node__kind">{layer.spec.kind}</span>
-      </div>
-      <div className="layer-node__spec">{describeSpec(layer.spec)}</div>
-      <div className="layer-node__facts">
-        <span title="Output shape (per sample)">→ {formatShape(layer.outputShape)}</span>
-        {sharding && (
-          <span className="layer-node__shard" data-testid="layer-sharding" title="Weight layout over the stage's tensor-parallel group">
-            {sharding}
-          </span>
-        )}
-        <span title="Trainable parameters">{formatCount(layer.params)} params</span>
-      </div>
-      <IssueMark issues={issues} />
-      <Handle type="source" id="down" position={Position.Bottom} isConnectable={false} />
-      <Handle type="source" id="to-stage" position={Position.Right} isConnectable={false} />
+      {!far && (
+        <>
+          <div className="layer-node__title">
+            <span className="layer-node__name">{layer.id}</span>
+            <span className="layer-node__kind">{layer.spec.kind}</span>
+          </div>
+          <div className="layer-node__spec">{describeSpec(layer.spec)}</div>
+          <div className="layer-node__facts">
+            <span title="Output shape (per sample)">→ {formatShape(layer.outputShape)}</span>
+            {sharding && (
+              <span className="layer-node__shard" data-testid="layer-sharding" title="Weight layout over the stage's tensor-parallel group">
+                {sharding}
+              </span>
+            )}
+            <span title="Trainable parameters">{formatCount(layer.params)} params</span>
+          </div>
+          <IssueMark issues={issues} />
+        </>
+      )}
     </div>
   );
-}
+});

@@ -1,12 +1,11 @@
-import { MarkerType } from '@xyflow/react';
-import type { Edge } from '@xyflow/react';
+import { getBezierPath, Position } from '@xyflow/react';
 import type { Plan } from '../../../engine/plan/plan';
 import type { PlanState } from '../store/planState';
 import { stagePredictions } from '../store/stagePredictions';
 import type { BlockFlowNode } from './BlockNodeView';
 import type { ViewNode } from './collapse';
 import type { LayerFlowNode } from './LayerNodeView';
-import { NODE_HEIGHT, stageBoxId } from './layout';
+import { NODE_HEIGHT, NODE_WIDTH, stageBoxId } from './layout';
 import type { LayoutResult } from './layout';
 import type { StageFlowNode } from './StageNodeView';
 
@@ -23,8 +22,8 @@ export interface Decorations {
   found?: { matches: Set<string>; current?: string };
 }
 
-/** Turn the drawn graph and its layout into xyflow nodes (stage boxes as parents) and edges. */
-export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerId: string) => number, decor: Decorations): { nodes: FlowNode[]; edges: Edge[] } {
+/** Turn the drawn graph and its layout into xyflow nodes (stage boxes as parents). */
+export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerId: string) => number, decor: Decorations): FlowNode[] {
   const { state, selection, previewStageOf, found } = decor;
   const plan: Plan | undefined = state.plan;
   const predictions = state.cost ? stagePredictions(state.cost) : [];
@@ -60,7 +59,8 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
     const node = byId.get(pos.id);
     if (!node) return [];
     // xyflow gives nodes that are neither selectable nor draggable no pointer events; ours handle their own.
-    const common = { id: pos.id, position: { x: pos.x, y: pos.y }, zIndex: 1, style: { pointerEvents: 'all' as const }, ...(pos.stage !== undefined ? { parentId: stageBoxId(pos.stage), extent: 'parent' as const } : {}) };
+    // Their size is fixed and known: xyflow need not wait for a measurement to place or cull them.
+    const common = { id: pos.id, position: { x: pos.x, y: pos.y }, width: NODE_WIDTH, height: NODE_HEIGHT, zIndex: 1, style: { pointerEvents: 'all' as const }, ...(pos.stage !== undefined ? { parentId: stageBoxId(pos.stage), extent: 'parent' as const } : {}) };
     const ids = node.kind === 'layer' ? [node.layer.id] : node.layers.map((l) => l.id);
     const decor = {
       stage: shown(pos.stage, ids),
@@ -73,6 +73,38 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
       ? [{ ...common, type: 'layer' as const, data: { layer: node.layer, ...decor } }]
       : [{ ...common, type: 'block' as const, data: { group: node.group, layers: node.layers, ...decor } }];
   });
+  return [...stageNodes, ...drawn];
+}
+
+/** The edges of the graph as SVG paths in flow coordinates, for EdgeLayer. */
+export interface EdgePaths {
+  /** Edges down to a node below, EDGE_GROUP to a path. */
+  down: string[];
+  /**
+   * Edges out of a node's right side into a later stage's or column's node, drawn dashed: one path each,
+   * as dashing a path costs its whole length whatever part of it is drawn, and these are few but long.
+   */
+  sideways: string[];
+  /** An arrowhead at the end of every edge, EDGE_GROUP to a path. */
+  arrows: string[];
+}
+
+/**
+ * Edges per path. One path for many edges is one item for the browser to layerize, which it does again
+ * on every frame of a pan, instead of one per edge; a path for a few neighbouring edges (in graph order)
+ * keeps its bounds small, so drawing a tile of the screen skips the paths that miss it.
+ */
+const EDGE_GROUP = 50;
+
+/** Arrowheads as drawn by xyflow's closed arrow marker on a 1 px edge: 3 px long, 5 px wide. */
+const ARROW_LENGTH = 3.2;
+const ARROW_HALF_WIDTH = 2.5;
+
+/**
+ * The edges' paths, from the layout alone (every node has the same fixed size): they change only when
+ * the layout does, never with the selection, a search or the viewport.
+ */
+export function toEdges(view: ViewNode[], layout: LayoutResult): EdgePaths {
   // Absolute positions decide how an edge is drawn: down to a node below, else out right and in left
   // (into the next stage's column, or the next column of a wrapped stage).
   const boxes = new Map(layout.stages.map((b) => [b.stage, b]));
@@ -82,23 +114,29 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
       return [l.id, { x: l.x + (box?.x ?? 0), y: l.y + (box?.y ?? 0) }];
     }),
   );
-  const edges: Edge[] = view.flatMap((node) =>
-    node.inputs.map((from) => {
+  const down: string[] = [];
+  const sideways: string[] = [];
+  const arrows: string[] = [];
+  for (const node of view) {
+    for (const from of node.inputs) {
       const [a, b] = [at.get(from), at.get(node.id)];
-      const sideways = !!a && !!b && b.y < a.y + NODE_HEIGHT;
-      return {
-        id: `${from}->${node.id}`,
-        source: from,
-        target: node.id,
-        sourceHandle: sideways ? 'to-stage' : 'down',
-        targetHandle: sideways ? 'from-stage' : 'up',
-        markerEnd: { type: MarkerType.ArrowClosed },
-        className: sideways ? 'edge--sideways' : undefined,
-        zIndex: 2,
-        // Edges are not interactive: no invisible wide hit path, which costs hit testing on every pointer move.
-        interactionWidth: 0,
-      };
-    }),
-  );
-  return { nodes: [...stageNodes, ...drawn], edges };
+      if (!a || !b) continue;
+      if (b.y < a.y + NODE_HEIGHT) {
+        const [x, y] = [b.x, b.y + NODE_HEIGHT / 2];
+        sideways.push(getBezierPath({ sourceX: a.x + NODE_WIDTH, sourceY: a.y + NODE_HEIGHT / 2, sourcePosition: Position.Right, targetX: x, targetY: y, targetPosition: Position.Left })[0]);
+        arrows.push(`M${x - ARROW_LENGTH},${y - ARROW_HALF_WIDTH}L${x},${y}L${x - ARROW_LENGTH},${y + ARROW_HALF_WIDTH}Z`);
+      } else {
+        const [x, y] = [b.x + NODE_WIDTH / 2, b.y];
+        down.push(getBezierPath({ sourceX: a.x + NODE_WIDTH / 2, sourceY: a.y + NODE_HEIGHT, sourcePosition: Position.Bottom, targetX: x, targetY: y, targetPosition: Position.Top })[0]);
+        arrows.push(`M${x - ARROW_HALF_WIDTH},${y - ARROW_LENGTH}L${x},${y}L${x + ARROW_HALF_WIDTH},${y - ARROW_LENGTH}Z`);
+      }
+    }
+  }
+  return { down: grouped(down), sideways, arrows: grouped(arrows) };
+}
+
+function grouped(parts: string[]): string[] {
+  const paths: string[] = [];
+  for (let i = 0; i < parts.length; i += EDGE_GROUP) paths.push(parts.slice(i, i + EDGE_GROUP).join(''));
+  return paths;
 }
