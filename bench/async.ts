@@ -53,6 +53,8 @@ interface Variant {
   plan: Plan;
   color: string;
   dashed?: boolean;
+  /** Measured with synthetic stages only (a side-by-side utilization comparison, no training run). */
+  utilizationOnly?: boolean;
 }
 
 const base = (microBatches: number) => presetPlan(model, `pp${STAGES}-dp1`, { microBatches });
@@ -63,12 +65,20 @@ const variants: Variant[] = [
   {
     schedule: 'async, no corrections',
     microBatches: 4,
-    plan: { ...base(4), schedule: 'async', pipemare: { lrRescheduling: false, warmupUpdates: 0, discrepancyCorrection: false, decay: 0.1 } },
+    plan: { ...base(4), schedule: 'async', pipemare: { lrRescheduling: false, warmupUpdates: 0, discrepancyCorrection: false, decay: 0.1, inFlightSlack: 1 } },
     color: PALETTE[3],
     dashed: true,
   },
   // PipeMare's defaults: T1 (step size warmed up over 500 updates) and T2 (decay 0.1).
   { schedule: 'async, T1 + T2', microBatches: 4, plan: { ...base(4), schedule: 'async', pipemare: PipeMareSchema.parse({}) }, color: PALETTE[1] },
+  // The same without the in-flight slack (strict 1F1B counts): what message latency costs the stream.
+  {
+    schedule: 'async, T1 + T2, no slack',
+    microBatches: 4,
+    plan: { ...base(4), schedule: 'async', pipemare: PipeMareSchema.parse({ inFlightSlack: 0 }) },
+    color: PALETTE[4],
+    utilizationOnly: true,
+  },
 ];
 
 interface CurvePoint {
@@ -162,7 +172,7 @@ for (const v of variants) {
   const theory = v.plan.schedule === 'async' ? 1 : m / (m + STAGES - 1);
   const byStage = skipSynthetic ? null : await measureUtilization(v);
   const curves: CurvePoint[][] = [];
-  for (let r = 0; r < (skipTraining ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(v.plan, stepsFor(v.plan, epochs), evalEverySteps)));
+  for (let r = 0; r < (skipTraining || v.utilizationOnly ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(v.plan, stepsFor(v.plan, epochs), evalEverySteps)));
   const seconds = curves.map((c) => c.at(-1)?.seconds ?? Infinity);
   const curve = curves[seconds.indexOf(Math.min(...seconds))] ?? [];
   const last = curve.at(-1);
@@ -204,12 +214,15 @@ const columns: Column<Row>[] = [
 ];
 
 const asyncBoth = rows.find((r) => r.schedule === 'async, T1 + T2')!;
-const asyncUtil = rows.filter((r) => r.schedule.startsWith('async')).map((r) => r.utilization);
+// The schedules as shipped (in-flight slack 1); the no-slack row is the comparison that shows why.
+const asyncUtil = rows.filter((r) => r.schedule.startsWith('async') && !r.schedule.endsWith('no slack')).map((r) => r.utilization);
+const noSlack = rows.find((r) => r.schedule.endsWith('no slack'));
 const notes = [
   `* Utilization measured with synthetic stages (this machine has ${cpus().length} cores for ${STAGES} stages): each forward sleeps ${stageMs.forward} ms and each backward ${stageMs.backward} ms per micro-batch (Atomics.wait, no CPU), the runtime around them (messages, schedule order, optimizer updates) is real. Busy = forward + backward + optimizer update; wall = the whole step (synchronous, ${syncSteps} steps, step 0 left out) or the whole stream including fill and drain (async, ${asyncSteps} steps of ${asyncBoth.microBatches} micro-batches).`,
   `Accuracy from real training of MNIST cnn, p = ${STAGES}, global batch ${DEFAULT_GLOBAL_BATCH}, Adam 0.001, ${epochs} epochs each, evaluated every ${evalEverySteps} steps (the asynchronous stream drains for each evaluation); "train s" and time to target exclude evaluation.`,
   `What keeps async below 1: the stream fills and drains once per ${asyncSteps} steps (p − 1 = ${STAGES - 1} micro-batch slots), and each stage waits on runtime work outside the synthetic passes (messages, tensor copies, other stages' optimizer updates, one per micro-batch, on ${cpus().length} shared cores). GPipe / 1F1B sit a little under m/(m+p−1) for the same reasons.`,
   `Training times: ${STAGES} real stages share ${cpus().length} cores here, so they measure core contention as much as bubbles; each schedule trained ${repeats}× (identical accuracy, deterministic) and the fastest run is shown. Load average (1 min) before / after the benchmark: ${loadBefore.toFixed(2)} / ${loadavg()[0].toFixed(2)}.`,
+  `In-flight slack: async stages keep one micro-batch more in flight than 1F1B's p − s, so a message's latency does not stall the stream (a backward would otherwise wait for its gradient); without it (strict 1F1B counts, same corrections) utilization is ${noSlack?.utilization?.toFixed(3) ?? '—'}.`,
   `Target: async utilization ≥ 0.95 — measured ${asyncUtil.map((u) => (u === null ? '—' : u.toFixed(3))).join(' / ')} (${asyncUtil.every((u) => u !== null && u >= 0.95) ? 'met' : 'not met'}).`,
   `Target: async with corrections within 1 point of GPipe's test accuracy — ${asyncBoth.vsGpipePoints === null ? 'not measured' : `${asyncBoth.vsGpipePoints >= 0 ? '+' : ''}${asyncBoth.vsGpipePoints.toFixed(2)} points (${asyncBoth.vsGpipePoints >= -1 ? 'met' : 'not met'})`}.`,
   `Benchmark wall time ${benchSeconds.toFixed(0)} s.`,
@@ -224,12 +237,15 @@ report('async', `Asynchronous pipeline (PipeMare) vs GPipe / 1F1B — MNIST cnn,
 
 if (!skipTraining) {
   const series = (x: 'seconds' | 'epoch'): Series[] =>
-    variants.map((v, i) => ({
-      name: `${v.schedule}${rows[i].utilization === null ? '' : ` (utilization ${rows[i].utilization!.toFixed(2)})`}`,
-      color: v.color,
-      dashed: v.dashed,
-      points: rows[i].curve.map((p) => [p[x], p.testAccuracy] as [number, number]),
-    }));
+    variants
+      .map((v, i) => ({ v, row: rows[i] }))
+      .filter(({ v }) => !v.utilizationOnly)
+      .map(({ v, row }) => ({
+        name: `${v.schedule}${row.utilization === null ? '' : ` (utilization ${row.utilization.toFixed(2)})`}`,
+        color: v.color,
+        dashed: v.dashed,
+        points: row.curve.map((p) => [p[x], p.testAccuracy] as [number, number]),
+      }));
   const accuracies = rows.flatMap((r) => r.curve.map((p) => p.testAccuracy));
   const y: [number, number] = [Math.floor(Math.min(...accuracies, target) * 50 - 0.5) / 50, Math.min(1, Math.ceil(Math.max(...accuracies, target) * 100 + 0.5) / 100)];
   // A little room right of the last points so their markers are not cut by the frame.

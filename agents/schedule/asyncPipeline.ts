@@ -71,7 +71,7 @@ export async function runAsyncPipeline(
   for (let step = fromStep; step < toStep; step++) for (const v of vnodes) for (let m = 0; m < plan.microBatches; m++) micros.push({ step, v, m });
   const perStep = vnodes.length * plan.microBatches;
   const replicas = ctx.dataParallelGroup.length;
-  const order = oneFOneBOrder(micros.length, ctx.me.stage, plan.stages.length);
+  const order = oneFOneBOrder(micros.length, ctx.me.stage, plan.stages.length, state.options.inFlightSlack);
 
   const stash = new Map<number, { x: tf.Tensor; version: number }>();
   const perStepDone = new Map<number, number>();

@@ -65,6 +65,12 @@ export const PipeMareSchema = z.object({
   discrepancyCorrection: z.boolean().default(true),
   /** D in γ = D^(1/τ): how fast the velocity estimate forgets (smaller forgets faster). */
   decay: z.number().gt(0).lt(1).default(0.1),
+  /**
+   * Micro-batches each stage (but the last) keeps in flight beyond 1F1B's p − s. Without any, every
+   * message's latency lands on the stream's critical path (a backward waits for its gradient); one
+   * more absorbs it, for one more stashed input per stage and one more update of delay.
+   */
+  inFlightSlack: z.number().int().min(0).max(8).default(1),
 });
 export type PipeMareOptions = z.infer<typeof PipeMareSchema>;
 

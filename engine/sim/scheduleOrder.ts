@@ -23,10 +23,11 @@ export function gpipeOrder(microBatches: number): PipelineOp[] {
 /**
  * 1F1B (PipeDream-Flush): stage s of p warms up with p−s−1 forwards, then alternates one forward and
  * one backward, then drains the remaining backwards. Same bubble as GPipe, but at most p−s
- * micro-batches' activations are alive at once instead of m.
+ * micro-batches' activations are alive at once instead of m. `slack` more warm-up forwards on every
+ * stage but the last (whose forward is its backward) leave room for message latency (async schedule).
  */
-export function oneFOneBOrder(microBatches: number, stage: number, stages: number): PipelineOp[] {
-  const warmup = Math.min(stages - stage - 1, microBatches);
+export function oneFOneBOrder(microBatches: number, stage: number, stages: number, slack = 0): PipelineOp[] {
+  const warmup = Math.min(stages - stage - 1 + (stage < stages - 1 ? slack : 0), microBatches);
   const ops: PipelineOp[] = [];
   let nextF = 0;
   let nextB = 0;

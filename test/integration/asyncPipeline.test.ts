@@ -25,15 +25,16 @@ async function train(tag: string, plan: Plan, agents: number, steps: number): Pr
 /** PipeMare's asynchronous schedule on real agent processes: no flush, per-micro-batch updates. */
 describe('asynchronous pipeline (PipeMare)', () => {
   it('pp2 × dp2 with both corrections learns, and reports each stage’s delay, step size and correction', async () => {
-    const plan: Plan = { ...presetPlan(model, 'pp2-dp2'), schedule: 'async', pipemare: { lrRescheduling: true, warmupUpdates: 100, discrepancyCorrection: true, decay: 0.1 } };
+    const plan: Plan = { ...presetPlan(model, 'pp2-dp2'), schedule: 'async', pipemare: { lrRescheduling: true, warmupUpdates: 100, discrepancyCorrection: true, decay: 0.1, inFlightSlack: 1 } };
     const events = await train('both', plan, 4, 125);
     const final = events.at(-1);
     expect(final?.type === 'final' && final.testAccuracy).toBeGreaterThan(0.9);
     const stats = events.filter((e) => e.type === 'pipeline');
     expect(stats).toHaveLength(2 * 125);
     const last = (stage: number) => stats.filter((e) => e.type === 'pipeline' && e.stage === stage).at(-1)!;
-    // In 1F1B order without a flush, stage s of p sees p−s−1 updates between a forward and its update.
-    expect(last(0)).toMatchObject({ delay: 1 });
+    // In 1F1B order without a flush, stage s of p sees p−s−1 updates between a forward and its update,
+    // plus the in-flight slack on every stage but the last.
+    expect(last(0)).toMatchObject({ delay: 2 });
     expect(last(1)).toMatchObject({ delay: 0, lrMultiplier: 1, correction: 0 });
     const first0 = stats.find((e) => e.type === 'pipeline' && e.stage === 0);
     expect(first0?.type === 'pipeline' && first0.correction).toBeGreaterThan(0);
@@ -56,7 +57,7 @@ describe('asynchronous pipeline (PipeMare)', () => {
       ...presetPlan(model, 'pp2-dp2'),
       schedule: 'async',
       virtualNodes: { total: 4 },
-      pipemare: { lrRescheduling: false, warmupUpdates: 0, discrepancyCorrection: false, decay: 0.1 },
+      pipemare: { lrRescheduling: false, warmupUpdates: 0, discrepancyCorrection: false, decay: 0.1, inFlightSlack: 0 },
     };
     const events = await train('none', plan, 4, 60);
     const final = events.at(-1);

@@ -58,6 +58,9 @@ describe('pipeline simulation', () => {
 describe('schedule orders', () => {
   it('1F1B keeps at most p−s micro-batches in flight; GPipe keeps m', () => {
     for (let s = 0; s < 4; s++) expect(peakInFlight(oneFOneBOrder(16, s, 4))).toBe(4 - s);
+    // One micro-batch of slack for latency on every stage but the last, whose forward is its backward.
+    expect([0, 1, 2, 3].map((s) => peakInFlight(oneFOneBOrder(16, s, 4, 1)))).toEqual([5, 4, 3, 1]);
+    expect(peakInFlight(oneFOneBOrder(3, 0, 4, 1))).toBe(3);
     expect(peakInFlight(gpipeOrder(16))).toBe(16);
   });
 });
