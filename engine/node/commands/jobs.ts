@@ -5,15 +5,10 @@ import type { CommandIo } from '../hosts/clusterCommand.js';
 import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';
+import type { DeployedJobSummary } from '../../protocol/deploy.js';
 
-export interface JobSummary {
-  jobId: string;
-  cluster: string;
-  model: string;
-  createdAt: string;
-  state: 'running' | 'finished' | 'failed' | 'stopped' | 'unknown';
-  detail: string;
-}
+/** What `shoal jobs` prints per job; the studio's listing adds whether it follows the job. */
+export type JobSummary = Omit<DeployedJobSummary, 'attached'>;
 
 /** A job's state from its processes on every host: the coordinator's fate decides, agents add detail. */
 export function summarizeJob(record: DeployRecord, states: TargetJobState[]): JobSummary {

@@ -17,34 +17,11 @@ export function TrainControls() {
   const running = !!job && isActive(job.metrics.state);
   const firstError = diagnostics.find((d) => d.severity === 'error');
   // Deploying has Train's conditions but any target: the plan is placed on the target's hosts.
-  const deployWhy = !connected
-    ? 'Not connected.'
-    : !model
-      ? 'Pick a model.'
-      : model.numClasses === undefined
-        ? 'This model can be planned and priced but not trained yet.'
-        : !plan
-          ? 'There is no plan to run.'
-          : firstError
-            ? `Fix the plan first: ${firstError.message}`
-            : running
-              ? 'A job is running.'
-              : undefined;
-  const why = !connected
-    ? 'Not connected.'
-    : !model
-      ? 'Pick a model.'
-      : model.numClasses === undefined
-        ? 'This model can be planned and priced but not trained yet.'
-        : !local
-          ? 'Training runs on This machine: pick it as the cluster to train this plan.'
-          : !plan
-            ? 'There is no plan to run.'
-            : firstError
-              ? `Fix the plan first: ${firstError.message}`
-              : running
-                ? 'A job is running.'
-                : undefined;
+  // Why a button is disabled, in the order a user fixes things; Train also needs This machine.
+  const modelWhy = !connected ? 'Not connected.' : !model ? 'Pick a model.' : model.numClasses === undefined ? 'This model can be planned and priced but not trained yet.' : undefined;
+  const planWhy = !plan ? 'There is no plan to run.' : firstError ? `Fix the plan first: ${firstError.message}` : running ? 'A job is running.' : undefined;
+  const deployWhy = modelWhy ?? planWhy;
+  const why = modelWhy ?? (!local ? 'Training runs on This machine: pick it as the cluster to train this plan.' : planWhy);
   return (
     <div className="train">
       <div className="train-controls">
