@@ -19,8 +19,9 @@ test('an asynchronous run shows per-stage PipeMare statistics next to the loss',
   const stats = page.getByTestId('pipeline-stats');
   await expect(stats).toBeVisible({ timeout: 120_000 });
   await expect(stats.locator('tbody tr')).toHaveCount(2);
-  // Stage 0 of 2 sees one update between a forward pass and its own update; the last stage none.
-  await expect(stats.locator('tbody tr').nth(0).locator('td').nth(1)).toHaveText('1');
+  // Stage 0 of 2 sees two updates between a forward pass and its own update (p − s − 1, plus one
+  // micro-batch of in-flight slack); the last stage none.
+  await expect(stats.locator('tbody tr').nth(0).locator('td').nth(1)).toHaveText('2');
   await expect(stats.locator('tbody tr').nth(1).locator('td').nth(1)).toHaveText('0');
   await expect(page.getByTestId('final-accuracy')).toBeVisible({ timeout: 180_000 });
   await page.screenshot({ path: 'test-results/async-monitor.png' });
