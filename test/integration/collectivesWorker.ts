@@ -2,7 +2,8 @@
  * One rank of test/integration/collectives.test.ts, a real process. Prints `{"port"}`, reads the peers
  * as one JSON line on stdin, runs the scenario, prints one JSON result line and exits.
  *   correct: all-reduce 8 MB + 1 float, reduce-scatter, all-gather, broadcast, barrier; prints digests.
- *   die:     the highest rank exits right after connecting; the others' all-reduce must fail fast.
+ *   die:     the highest rank exits right after connecting; the others' all-reduce must fail fast,
+ *            naming it (they stay until stdin closes, as agents stay until the coordinator's word).
  */
 import { createHash } from 'node:crypto';
 import { createInterface } from 'node:readline';
@@ -20,7 +21,12 @@ const emit = (result: Record<string, unknown>) => console.log(JSON.stringify({ r
 async function main(): Promise<void> {
   const mesh = new PeerMesh('integration-secret', () => {});
   console.log(JSON.stringify({ port: await mesh.listen('127.0.0.1') }));
-  const line = await new Promise<string>((r) => createInterface({ input: process.stdin }).once('line', r));
+  const input = createInterface({ input: process.stdin });
+  // Like an agent, a rank whose collective failed keeps its links until it is told to go (the runner
+  // closes stdin once every rank has reported): exiting at once would cut the others' links too, and
+  // they could blame this rank instead of the one that died.
+  const released = new Promise<void>((r) => input.once('close', () => r()));
+  const line = await new Promise<string>((r) => input.once('line', r));
   await mesh.connect(rank, (JSON.parse(line) as PeerAddress[]).filter((p) => p.rank !== rank));
   const group = new ProcessGroup(rank, Array.from({ length: procs }, (_, r) => r), mesh.links, { timeoutMs: 60_000 });
   const length = (8 << 20) / 4 + 1;
@@ -34,6 +40,7 @@ async function main(): Promise<void> {
     } catch (err) {
       emit({ error: (err as Error).message, ms: Date.now() - t0 });
     }
+    await released;
     process.exit(0);
   }
   await allReduce(group, data, 's1/allreduce');

@@ -25,6 +25,8 @@ export async function runPeerWorkers<T>(worker: string, procs: number, scenario:
     const line = await next();
     return line === null ? missing : (JSON.parse(line) as T);
   }));
+  // Every rank has reported: a worker still waiting to be released (stdin closed) may go now.
+  children.forEach((c) => c.stdin!.end());
   await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once('exit', r)))));
   return results;
 }
