@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Locator, type Page } from '@playwright/test';
 import { makeUserKey, startSshd, stopAllSshd, type PrivateSshd } from '../support/sshd';
 import { launchIsolatedStudio } from './isolatedStudio';
 
@@ -19,22 +19,35 @@ test.afterAll(async () => {
   for (const dir of [home, ...hostHomes]) rmSync(dir, { recursive: true, force: true });
 });
 
+/** The browser shell with this spec's own home, config and data folders, and no ssh-agent. */
+const launchStudio = () => launchIsolatedStudio({ HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') });
+
+/** Open the studio once it is connected, and its Cluster view. */
+async function openClustersView(page: Page, url: string): Promise<Locator> {
+  await page.goto(url);
+  await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
+  await page.getByTestId('open-clusters').click();
+  return page.getByTestId('clusters-view');
+}
+
+/** Add `hosts` (comma-separated `user@address:port`) to cluster `name` with the key at `keyPath`. */
+async function addHosts(view: Locator, name: string, hosts: string, keyPath: string): Promise<void> {
+  await view.getByTestId('add-cluster-name').fill(name);
+  await view.getByTestId('add-hosts').fill(hosts);
+  await view.getByTestId('add-identity').fill(keyPath);
+  await view.getByTestId('add-hosts-submit').click();
+}
+
 test('adds a host, trusts its key by fingerprint in the dialog, and shows its preflight', async ({ page }) => {
   mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
   const key = makeUserKey(join(home, '.ssh'), 'id_lab');
   sshd = await startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey] });
-  const studio = await launchIsolatedStudio({ HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') });
+  const studio = await launchStudio();
   try {
-    await page.goto(studio.url);
-    await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
-    await page.getByTestId('open-clusters').click();
-    const view = page.getByTestId('clusters-view');
+    const view = await openClustersView(page, studio.url);
     await expect(view.getByTestId('clusters-empty')).toContainText('No SSH clusters yet');
 
-    await view.getByTestId('add-cluster-name').fill('lab');
-    await view.getByTestId('add-hosts').fill(`${sshd.user}@127.0.0.2:${sshd.port}`);
-    await view.getByTestId('add-identity').fill(key.path);
-    await view.getByTestId('add-hosts-submit').click();
+    await addHosts(view, 'lab', `${sshd.user}@127.0.0.2:${sshd.port}`, key.path);
     await expect(view.getByTestId('cluster-item')).toContainText('lab');
     await expect(view.getByTestId('cluster-host')).toContainText(`127.0.0.2:${sshd.port}`);
 
@@ -68,16 +81,10 @@ test('adds a host, trusts its key by fingerprint in the dialog, and shows its pr
 test('two hosts: the link survey runs after preflight and its matrix is shown, and shown again when the view reopens', async ({ page }) => {
   const key = makeUserKey(join(home, '.ssh'), 'id_pair');
   const [a, b] = await Promise.all([3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: hostHomes[i] })));
-  const studio = await launchIsolatedStudio({ HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') });
+  const studio = await launchStudio();
   try {
-    await page.goto(studio.url);
-    await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
-    await page.getByTestId('open-clusters').click();
-    const view = page.getByTestId('clusters-view');
-    await view.getByTestId('add-cluster-name').fill('pair');
-    await view.getByTestId('add-hosts').fill(`${a.user}@127.0.0.3:${a.port}, ${b.user}@127.0.0.4:${b.port}`);
-    await view.getByTestId('add-identity').fill(key.path);
-    await view.getByTestId('add-hosts-submit').click();
+    const view = await openClustersView(page, studio.url);
+    await addHosts(view, 'pair', `${a.user}@127.0.0.3:${a.port}, ${b.user}@127.0.0.4:${b.port}`, key.path);
     await view.getByTestId('cluster-item').filter({ hasText: 'pair' }).click();
     await expect(view.getByTestId('link-matrix')).toHaveCount(0);
 

@@ -7,11 +7,12 @@ import type { ClusterLinkProfile } from '../../engine/cluster/linkProfile.js';
 import { withMeasuredLinks } from '../../engine/cluster/measuredLinks.js';
 import { parseClusterSpec } from '../../engine/cluster/parseClusterSpec.js';
 import { linkBetween } from '../../engine/cluster/topology.js';
-import { runClusterCommand, type CommandIo } from '../../engine/node/hosts/clusterCommand.js';
+import { runClusterCommand } from '../../engine/node/hosts/clusterCommand.js';
 import { clusterProfileFile, loadClusterProfile } from '../../engine/node/hosts/clusterProfile.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
+import { runCommand } from '../support/commandRun.js';
 
 /**
  * `shoal cluster test` with its link survey: three real OpenSSH servers (127.0.0.2–4, each with its own
@@ -40,15 +41,9 @@ afterAll(async () => {
   env?.restore();
 });
 
-const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump: [] });
+const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => hostFor(s, alias, key.path);
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CommandIo = { out: (t) => (out += t), err: (t) => (err += t), interactive: false };
-  const code = await runClusterCommand(args, io);
-  return { code, out, err };
-}
+const run = (...args: string[]) => runCommand(runClusterCommand, ...args);
 
 describe('cluster link survey', () => {
   let profile: ClusterLinkProfile;

@@ -7,8 +7,7 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
-import type { SshHost } from '../../engine/node/hosts/host.js';
-import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -29,8 +28,7 @@ beforeAll(async () => {
   key = makeUserKey(join(env.home, 'keys'), 'id_jump');
   homes = ['head', 'inner', 'bastion'].map((n) => mkdtempSync(join(tmpdir(), `shoal-jump-${n}-`)));
   [head, inner, bastion] = await Promise.all([2, 3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
-  const hostOf = (s: PrivateSshd, alias: string, jump: SshHost['jump'] = []): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump });
-  saveClusterHosts('behind', [hostOf(head, 'head'), hostOf(inner, 'inner', [{ address: bastion.address, port: bastion.port, user: bastion.user, identityFiles: [key.path] }])]);
+  saveClusterHosts('behind', [hostFor(head, 'head', key.path), hostFor(inner, 'inner', key.path, [{ address: bastion.address, port: bastion.port, user: bastion.user, identityFiles: [key.path] }])]);
 });
 
 afterAll(async () => {

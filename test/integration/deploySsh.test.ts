@@ -14,7 +14,7 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -46,7 +46,7 @@ afterAll(async () => {
   env?.restore();
 });
 
-const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump: [] });
+const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => hostFor(s, alias, key.path);
 
 /** Any live process in the process group `pgid` (a job's process and what it started share one). */
 function groupAlive(pgid: number): boolean {

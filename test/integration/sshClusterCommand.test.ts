@@ -2,9 +2,10 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
-import { runClusterCommand, type CommandIo } from '../../engine/node/hosts/clusterCommand.js';
+import { runClusterCommand } from '../../engine/node/hosts/clusterCommand.js';
 import type { SshCluster } from '../../engine/node/hosts/clusterStore.js';
 import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd } from '../support/sshd.js';
+import { runCommand } from '../support/commandRun.js';
 
 /** `shoal cluster add|import|test|list`, called as the CLI will call it, against real sshd servers. */
 
@@ -42,13 +43,7 @@ afterAll(async () => {
   env?.restore();
 });
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = '';
-  let err = '';
-  const io: CommandIo = { out: (t) => (out += t), err: (t) => (err += t), interactive: false };
-  const code = await runClusterCommand(args, io);
-  return { code, out, err };
-}
+const run = (...args: string[]) => runCommand(runClusterCommand, ...args);
 
 describe('shoal cluster', () => {
   test('import from ~/.ssh/config follows Include and ProxyJump, skips wildcard patterns, stores paths only', async () => {

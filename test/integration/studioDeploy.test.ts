@@ -11,7 +11,7 @@ import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { DeployStatus } from '../../engine/protocol/deploy.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
 import { stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -27,7 +27,7 @@ let homes: string[];
 const aliases = ['h2', 'h3'];
 const open: StudioService[] = [];
 
-const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => ({ alias, address: s.address, port: s.port, user: s.user, identityFiles: [key.path], useAgent: false, jump: [] });
+const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => hostFor(s, alias, key.path);
 
 beforeAll(async () => {
   env = useTempHome();

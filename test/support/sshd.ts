@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
+import type { SshHost } from '../../engine/node/hosts/host.js';
 
 /**
  * Private OpenSSH servers for tests: one `sshd -D` per simulated host on 127.0.0.2, .3 …, each with its
@@ -210,3 +211,9 @@ export function useTempHome(): { home: string; configDir: string; restore(): voi
 export function startHostPair(authorizedKeys: string[]): Promise<[PrivateSshd, PrivateSshd]> {
   return Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys }), startSshd({ address: '127.0.0.3', authorizedKeys })]);
 }
+
+/** A cluster host for a test server, reached with the key at `keyPath` (not ssh-agent), through `jump` when given. */
+export function hostFor(s: { address: string; port: number; user: string }, alias: string, keyPath: string, jump: SshHost['jump'] = []): SshHost {
+  return { alias, address: s.address, port: s.port, user: s.user, identityFiles: [keyPath], useAgent: false, jump };
+}
+

@@ -7,7 +7,7 @@ import { DEPLOY_RECORD, listDeployRecords, type DeployRecord } from '../jobs/dep
 import { resizeDeployedJob, type HostAgents } from '../jobs/resizeDeployedJob.js';
 import { findRunningJob, resizeRunningJob } from '../jobs/resizeRunningJob.js';
 import { describeEvent } from './eventPrinter.js';
-import { processIo } from './jobIo.js';
+import { prepareProgress, processIo } from './jobIo.js';
 
 export const RESIZE_USAGE = 'shoal resize <job|run folder> [--add local[:N] | <host>[:N],…] [--remove <rank>[,<rank>…]] [--trust-new] [--json]   add or release agents of a running job';
 
@@ -46,7 +46,7 @@ export async function runResizeCommand(args: string[], io: CommandIo = processIo
     if (add.length === 0 && remove.length === 0) throw new Error(`Nothing to do. Usage: ${RESIZE_USAGE}`);
     const deployed = deployedJob(positionals[0]);
     if (deployed) {
-      const { membership } = await resizeDeployedJob(deployed.record, deployed.runDir, { add, remove }, { ...connectPrompts(io, values['trust-new'] === true), onProgress: (line) => io.err(line + '\n') });
+      const { membership } = await resizeDeployedJob(deployed.record, deployed.runDir, { add, remove }, { ...connectPrompts(io, values['trust-new'] === true), onProgress: (line) => io.err(line + '\n'), onPrepare: prepareProgress(io, Math.max(...add.map((h) => h.host.length))) });
       io.out(values.json ? JSON.stringify(membership) + '\n' : `${describeEvent(membership)}\n`);
       return 0;
     }

@@ -48,7 +48,7 @@ export async function resizeDeployedJob(
   record: DeployRecord,
   runDir: string,
   request: { add: HostAgents[]; remove: number[] },
-  options: SshLauncherOptions & { onProgress?: (line: string) => void } = {},
+  options: SshLauncherOptions & { onProgress?: (line: string) => void; onPrepare?: (e: PrepareEvent) => void } = {},
 ): Promise<DeployedResizeOutcome> {
   const say = options.onProgress ?? (() => {});
   const added = resolveAddedHosts(record, request.add);
@@ -66,7 +66,7 @@ export async function resizeDeployedJob(
   try {
     at = await coordinatorAddress(launcher, record);
     const targets = expandTargets(launcher, record, request.add);
-    if (targets.length) await prepareTargets(launcher, new Set(targets), say);
+    if (targets.length) await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}));
 
     const id = record.jobId;
     let ours: string | undefined;
@@ -90,7 +90,7 @@ export async function resizeDeployedJob(
     try {
       // The coordinator replays the history first (in one burst): it says who holds which rank now,
       // which a removal is checked against. Live events follow while training goes on.
-      await new Promise((r) => setTimeout(r, 1000));
+      if (request.remove.length) await new Promise((r) => setTimeout(r, 1000));
       const addCount = targets.length;
       checkResize(id, latest, { add: addCount, remove: request.remove });
       ours = await requestResize(at!, { add: addCount, remove: request.remove });
@@ -144,10 +144,10 @@ function expandTargets(launcher: Launcher, record: DeployRecord, add: HostAgents
   });
 }
 
-/** Prepare only the hosts that get agents; a host that cannot be prepared stops the resize before it is asked. */
-async function prepareTargets(launcher: Launcher, targets: Set<string>, say: (line: string) => void): Promise<void> {
+/** Prepare the launcher's hosts, reporting those that get agents; one of them that cannot be prepared stops the resize before it is asked. */
+async function prepareTargets(launcher: Launcher, targets: Set<string>, onPrepare: (e: PrepareEvent) => void): Promise<void> {
   const prepared = await launcher.prepare((e: PrepareEvent) => {
-    if (targets.has(e.target) && e.status !== 'running' && e.status !== 'progress') say(`${e.target} ${e.step} ${e.status}: ${e.detail}`);
+    if (targets.has(e.target)) onPrepare(e);
   });
   const failed = prepared.filter((p) => targets.has(p.target) && !p.ok);
   if (failed.length) throw new Error(`The resize was not requested: ${failed.map((f) => f.error).join('; ')}`);
