@@ -70,7 +70,7 @@ export async function runCoordinator(): Promise<void> {
   if (isLinkSurveyConfig(config)) return runLinkSurvey(config);
   const plan = parsePlan(config.plan);
   config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
-  const log = new EventLog(config.eventLogPath);
+  const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);

@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../comm/connection.js';
 
@@ -14,8 +14,20 @@ export class EventLog {
   /**
    * With `file`, every event is also appended to it as one JSON line (line i = event i), so the history
    * outlives this process: a studio that attaches after the job ended reads it from the head host.
+   * `continues`: this coordinator was restarted after a crash (agents/coordinator/restart.ts), so the
+   * file's events are this job's history so far and are replayed to studios with the new ones.
    */
-  constructor(file?: string) {
+  constructor(file?: string, options: { continues?: boolean } = {}) {
+    if (file && options.continues && existsSync(file)) {
+      for (const line of readFileSync(file, 'utf8').split('\n')) {
+        if (!line.trim()) continue;
+        try {
+          this.events.push(JSON.parse(line) as JobEvent);
+        } catch {
+          // A line cut short by the crash: the ones after it are still this job's.
+        }
+      }
+    }
     if (file) this.fd = openSync(file, 'a', 0o600);
   }
 

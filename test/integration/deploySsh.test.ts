@@ -205,7 +205,7 @@ describe('shoal deploy over SSH', () => {
   });
 
   test('SIGKILL of a deployed coordinator: its supervisor restarts it from the newest checkpoint, agents rejoin, attach follows to the end', async () => {
-    const d = await run(runDeployCommand, '--cluster', 'lab', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '240', '--checkpoint-every', '40', '--eval-every', '240', '--trust-new', '--detach', '--json');
+    const d = await run(runDeployCommand, '--cluster', 'lab', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '480', '--checkpoint-every', '40', '--eval-every', '480', '--trust-new', '--detach', '--json');
     expect(d.code, d.err).toBe(0);
     const { jobId: id, processes } = jsonLines<{ type: string; jobId: string; processes: StartedProcess[] }>(d.out).find((e) => e.type === 'deployed')!;
     const history = join(homes[0], '.shoal', 'runs', id, 'events.jsonl');
@@ -217,6 +217,15 @@ describe('shoal deploy over SSH', () => {
     expect(node, 'the coordinator runs as a child of its supervisor').toBeDefined();
     process.kill(node!, 'SIGKILL');
 
+    // A studio that attaches to the restarted coordinator gets the job's whole history, the steps before the crash too.
+    const restartedAndStepping = (text: string) => /restarted after a crash/.test(text) && /"type":"step"/.test(text.slice(text.indexOf('restarted after a crash')));
+    for (let i = 0; i < 600 && !restartedAndStepping(readFileSync(history, 'utf8')); i++) await new Promise((r) => setTimeout(r, 100));
+    const late = await run(runAttachCommand, id, '--json', '--no-follow');
+    expect(late.err).toContain('(live)');
+    const lateEvents = jsonLines<JobEvent>(late.out);
+    expect(lateEvents.some((e) => e.type === 'step' && e.step === 0)).toBe(true);
+    expect(lateEvents.some((e) => e.type === 'log' && /restarted after a crash/.test(e.message))).toBe(true);
+
     const a = await following;
     expect(a.code, a.err).toBe(0);
     const events = jsonLines<JobEvent>(a.out);
@@ -225,7 +234,7 @@ describe('shoal deploy over SSH', () => {
     const restored = events.find((e) => e.type === 'checkpoint' && e.action === 'restored') as Extract<JobEvent, { type: 'checkpoint' }>;
     expect(restored.step).toBeGreaterThanOrEqual(40);
     const steps = new Set(events.flatMap((e) => (e.type === 'step' ? [e.step] : [])));
-    expect(steps.size).toBe(240);
+    expect(steps.size).toBe(480);
     expect((events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>).testAccuracy).toBeGreaterThan(0.85);
     const coordinatorLog = readFileSync(join(homes[0], '.shoal', 'runs', id, 'coordinator.log'), 'utf8');
     expect(coordinatorLog).toMatch(/^\[coordinator\] exited with code 137; starting it again \(1 of 3\)$/m);

@@ -38,7 +38,7 @@ export async function attachJob(launcher: Launcher, record: DeployRecord, onEven
   // its newest checkpoint (agents/coordinator/restart.ts): while that loop lives, follow the new one.
   for (let attempt = 0; coordinatorAlive && attempt < RECONNECTS && !options.signal?.aborted; attempt++) {
     try {
-      await followLive(launcher, record, deliver, follow, () => ended !== undefined, options.signal);
+      await followLive(launcher, record, deliver, follow, () => ended !== undefined, delivered, options.signal);
       if (ended || !follow || options.signal?.aborted) return { live: true, events: delivered, ...(ended ? { ended } : {}) };
     } catch (err) {
       // The coordinator may have exited between the check and the connection: its history is on disk.
@@ -69,7 +69,7 @@ async function supervisorAlive(launcher: Launcher, record: DeployRecord): Promis
   return head?.processes.some((p) => p.name === 'coordinator' && p.alive) ?? false;
 }
 
-async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e: JobEvent) => void, follow: boolean, hasEnded: () => boolean, signal?: AbortSignal): Promise<void> {
+async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e: JobEvent) => void, follow: boolean, hasEnded: () => boolean, since: number, signal?: AbortSignal): Promise<void> {
   // The secret lives on the head host (mode 600) while the coordinator runs; it is read over SSH, used
   // for the handshake and kept in memory only.
   const config = await launcher.readJobFile(record.head, record.jobId, 'temp', 'coordinator.config');
@@ -77,7 +77,8 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
   const secret = String((JSON.parse(config) as { secret?: unknown }).secret ?? '');
   const forward = await launcher.forward(record.head, record.coordinator.listenHost, record.coordinator.port);
   try {
-    const conn = await connectAuthenticated(forward.host, forward.port, secret, { role: 'studio', since: 0 });
+    // A restarted coordinator replays the whole history (restart.ts): a reconnect asks for what it has not seen.
+    const conn = await connectAuthenticated(forward.host, forward.port, secret, { role: 'studio', since });
     await new Promise<void>((resolve) => {
       let quiet: NodeJS.Timeout | undefined;
       const done = () => {
