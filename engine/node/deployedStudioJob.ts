@@ -134,6 +134,10 @@ export class DeployedStudioJob {
   }
 
   private push(event: JobEvent): void {
+    if (this.stopRequested && event.type === 'status' && event.state === 'failed') {
+      // A process that saw another one stopped before it: a consequence of Stop, kept as a log line.
+      event = { type: 'log', level: 'warn', host: this.record?.head ?? 'localhost', rank: null, message: `While stopping: ${event.message ?? 'the job reported a failure'}`, time: event.time };
+    }
     if (event.type === 'status') this.state = event.state;
     if (event.type === 'final') this.state = 'finished';
     this.events.push(event);

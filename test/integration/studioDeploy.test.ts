@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -195,6 +195,10 @@ describe('deploying from the studio', () => {
     expect(events.events.filter((e) => e.type === 'status').at(-1)).toMatchObject({ state: 'stopped' });
     expect((await service.listJobs()).find((j) => j.id === jobId)?.state).toBe('stopped');
     expect((await service.listDeployedJobs()).find((j) => j.jobId === jobId)).toMatchObject({ state: 'stopped', attached: false });
+    // The coordinator went before its agents, so the history on the host says stopped, never failed.
+    const history = readFileSync(join(env.home, '.shoal', 'runs', jobId, 'events.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as JobEvent);
+    expect(history.filter((e) => e.type === 'status').map((e) => e.state)).not.toContain('failed');
+    expect(history.at(-1)).toMatchObject({ type: 'status', state: 'stopped' });
   });
 
   test('malformed requests are refused with the field at fault', async () => {

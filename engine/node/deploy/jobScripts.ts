@@ -114,7 +114,7 @@ export function parseStatusOutput(stdout: string): { present: boolean; processes
 }
 
 /**
- * SIGTERM to each process group of the job, SIGKILL to what is left after 3 s (a stopped process
+ * SIGTERM to each process group of the job (the coordinator's first), SIGKILL to what is left after 3 s (a stopped process
  * ignores TERM), then remove the temporary folder (configurations with the secret, pid files). The run
  * folder stays: it holds the logs, the event history and the checkpoints. On the head host, a
  * `stopped` status is appended to the event history so that a later attach shows how the job ended.
@@ -130,7 +130,11 @@ export function stopScript(jobId: string, markStopped: boolean): string {
     'was=no; alive && was=yes',
     // The leader's group when it is a session leader (setsid); the leader itself otherwise (nohup).
     // `kill -TERM -PGID`, not `kill -TERM -- -PGID`: dash's kill takes no `--`.
-    'for p in $pids; do kill -TERM "-$p" 2>/dev/null || kill -TERM "$p" 2>/dev/null || true; done',
+    'term() { kill -TERM "-$1" 2>/dev/null || kill -TERM "$1" 2>/dev/null || true; }',
+    // The coordinator goes first (up to 1 s): were the agents first, it would see them die and record
+    // the job as failed (a lost stage) before its own signal arrived.
+    'if [ -f "$J/coordinator.pid" ]; then c=$(cat "$J/coordinator.pid"); term "$c"; i=0; while kill -0 "$c" 2>/dev/null && [ $i -lt 20 ]; do i=$((i+1)); sleep 0.05; done; fi',
+    'for p in $pids; do term "$p"; done',
     'i=0; while alive && [ $i -lt 60 ]; do i=$((i+1)); sleep 0.05; done',
     'for p in $pids; do kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done',
     ...(markStopped ? [`if [ "$was" = yes ] && [ -f "$R/events.jsonl" ]; then printf '${stopped}\\n' "$(date +%s)" >> "$R/events.jsonl"; fi`] : []),

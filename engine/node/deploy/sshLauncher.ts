@@ -126,10 +126,14 @@ export class SshLauncher implements Launcher {
     );
   }
 
-  stop(jobId: string): Promise<TargetOutcome[]> {
-    return mapBounded(this.hosts, this.options.concurrency ?? 8, (h, i) =>
-      stopWith(this.shell(h.alias), h.alias, jobId, i === 0).catch((err: Error) => ({ target: h.alias, ok: false, error: `${h.alias}: ${err.message}` })),
-    );
+  async stop(jobId: string): Promise<TargetOutcome[]> {
+    const stopOn = (h: SshHost, isHead: boolean) =>
+      stopWith(this.shell(h.alias), h.alias, jobId, isHead).catch((err: Error): TargetOutcome => ({ target: h.alias, ok: false, error: `${h.alias}: ${err.message}` }));
+    // The head (the coordinator's host) first: agents stopped before the coordinator would make it
+    // record the job as failed, a lost stage, before its own signal arrived.
+    const [head, ...others] = this.hosts;
+    const headOutcome = await stopOn(head, true);
+    return [headOutcome, ...(await mapBounded(others, this.options.concurrency ?? 8, (h) => stopOn(h, false)))];
   }
 
   close(): void {
