@@ -1,7 +1,7 @@
-import { byteView, SegmentLayout } from './chunking.js';
+import { byteView, SegmentLayout, segmentsFor } from './chunking.js';
 import type { CollectiveCall } from './collectiveCall.js';
 import { bytesToFloats } from './frame.js';
-import { acquireArena, releaseArena, SumArena } from './sumArena.js';
+import { acquireArena, collectiveArray, homeArena, releaseArena, SumArena } from './sumArena.js';
 
 export interface RingOptions {
   /** Run the reduce-scatter half (member i ends owning the sum of chunk i). */
@@ -15,15 +15,37 @@ export interface RingOptions {
 /**
  * segmentBytes: bytes per message — big enough to amortise per-message costs (JS, system calls,
  * wake-ups, cache misses on each side of a context switch), small enough to pipeline. window:
- * segments in flight at once. Measured on 2 shared cores with SIMD sums: 4 MiB segments cost 10–25%
+ * segments in flight at once. Measured on 2 quiet cores with SIMD sums: 4 MiB segments cost 10–25%
  * less CPU per all-reduce than 1 MiB ones with 4 processes (oversubscribed, where CPU is the time),
- * and no more with 2; window 2 cost no more than 4 and keeps the arena small. Arrays too small for
- * `window` full segments are still cut into `window` pieces (segmentsFor), so they pipeline too.
+ * and no more with 2. One segment in flight beat two at every size from 256 KiB to 256 MiB, with 2
+ * and 4 processes (4 procs, 64 MiB: 125 vs 139 ms; 2 procs, 1 MiB: 0.77 vs 1.17 ms): the sends are
+ * asynchronous, so the link stays busy while the next incoming segment is added anyway, and a second
+ * segment only added wake-ups and cache misses.
  */
-export const RING_DEFAULTS = { segmentBytes: 4 << 20, window: 2 } as const;
+export const RING_DEFAULTS = { segmentBytes: 4 << 20, window: 1 } as const;
 
 /** Receive slots per worker (at most): a partial sum is sent from its slot while the next two steps receive into the others. */
 const SLOTS = 3;
+
+/** Arena bytes a reduce-scatter over this layout takes: `window` workers' slots of the longest segment. */
+function scratchBytes(layout: SegmentLayout, window: number): number {
+  const slots = Math.min(window, layout.segments) * Math.min(SLOTS, layout.parts - 1);
+  return SumArena.bytesFor(new Array<number>(slots).fill(layout.maxSegment()));
+}
+
+/**
+ * A Float32Array to all-reduce again and again (a gradient bucket) with the default ring tuning, in
+ * groups of up to `maxMembers`: it comes with the scratch its reductions need, so they add in place
+ * (collectiveArray). Larger groups or other tuning still work, through pooled arenas.
+ */
+export function ringArray(length: number, maxMembers = 8): Float32Array {
+  let bytes = 0;
+  for (let parts = 2; parts <= maxMembers; parts++) {
+    const layout = new SegmentLayout(length, parts, segmentsFor(length, parts, RING_DEFAULTS.segmentBytes, RING_DEFAULTS.window));
+    bytes = Math.max(bytes, scratchBytes(layout, RING_DEFAULTS.window));
+  }
+  return collectiveArray(length, bytes);
+}
 
 /**
  * Ring reduce-scatter and/or all-gather over `data`, pipelined by segments. Each segment runs the
@@ -54,7 +76,9 @@ export async function pipelinedRing(call: CollectiveCall, data: Float32Array, la
   const workers = Math.min(options.window, layout.segments);
   const longest = layout.maxSegment();
   const slotsPerWorker = Math.min(SLOTS, n - 1);
-  const arena = options.reduceScatter ? acquireArena(SumArena.bytesFor(new Array<number>(workers * slotsPerWorker).fill(longest))) : null;
+  const scratch = scratchBytes(layout, options.window);
+  // An array from collectiveArray brings its own arena: sums are formed in place, nothing staged.
+  const arena = options.reduceScatter ? (homeArena(data, scratch) ?? acquireArena(scratch)) : null;
   const fromArena: Promise<void>[] = [];
 
   async function segment(j: number, slots: Float32Array[], busy: Array<Promise<void> | null>): Promise<void> {
@@ -86,7 +110,8 @@ export async function pipelinedRing(call: CollectiveCall, data: Float32Array, la
         if (target.length > 0) {
           if (got !== sink) recv.set(bytesToFloats(got)); // arrived before its receive was posted
           // An all-gather overwrites every chunk but this member's own: only totals need writing back.
-          arena!.accumulate(recv, target, s === n - 2 || !options.allGather);
+          if (s === n - 2) arena!.total(recv, target);
+          else arena!.accumulate(recv, target, !options.allGather);
         }
         carry = k;
         carried = recv;

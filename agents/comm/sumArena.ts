@@ -85,15 +85,23 @@ const BLOCK = 8192;
 const aligned = (floats: number) => Math.ceil((floats * 4) / ALIGN) * ALIGN;
 
 export class SumArena {
+  /** Scratch bytes that `take` can hand out. */
   readonly bytes: number;
+  /** The caller's array that lives in this arena's memory (see collectiveArray), if any. */
+  readonly home: Float32Array | null;
+  /** A collective is using this home arena's scratch (set and cleared by its collective). */
+  busy = false;
   private readonly buffer: ArrayBuffer;
   private readonly kernel: Kernel | null;
   private readonly stage: Float32Array;
-  private used = 0;
+  private readonly scratchStart: number;
+  private used: number;
 
-  constructor(bytes: number, useSimd = true) {
+  /** `homeFloats`: room for a caller's array at the start of the memory, before the scratch. */
+  constructor(bytes: number, useSimd = true, homeFloats = 0) {
     const module = useSimd ? simdModule() : null;
-    const pages = Math.max(1, Math.ceil((bytes + aligned(BLOCK)) / PAGE));
+    this.scratchStart = aligned(homeFloats);
+    const pages = Math.max(1, Math.ceil((this.scratchStart + bytes + aligned(BLOCK)) / PAGE));
     if (module) {
       // A fixed size, never grown: growing would detach the buffer under views being sent.
       const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
@@ -103,21 +111,29 @@ export class SumArena {
       this.kernel = null;
       this.buffer = new ArrayBuffer(pages * PAGE);
     }
-    this.bytes = this.buffer.byteLength - aligned(BLOCK);
-    this.stage = new Float32Array(this.buffer, this.bytes, BLOCK);
+    const stageAt = this.buffer.byteLength - aligned(BLOCK);
+    this.bytes = stageAt - this.scratchStart;
+    this.stage = new Float32Array(this.buffer, stageAt, BLOCK);
+    this.home = homeFloats > 0 ? new Float32Array(this.buffer, 0, homeFloats) : null;
+    this.used = this.scratchStart;
   }
 
-  /** Carve `length` floats out of the arena (aligned); `reset` gives everything back. */
+  /** Carve `length` floats out of the scratch (aligned); `reset` gives everything back. */
   take(length: number): Float32Array {
     const at = this.used;
     const end = at + aligned(length);
-    if (end > this.bytes) throw new Error(`Sum arena of ${this.bytes} bytes cannot hold ${end} bytes.`);
+    if (end > this.scratchStart + this.bytes) throw new Error(`Sum arena of ${this.bytes} bytes cannot hold ${end - this.scratchStart} bytes.`);
     this.used = end;
     return new Float32Array(this.buffer, at, length);
   }
 
   reset(): void {
-    this.used = 0;
+    this.used = this.scratchStart;
+  }
+
+  /** Whether `values` lies in this arena's memory, where the kernel can read and write it in place. */
+  holds(values: Float32Array): boolean {
+    return values.buffer === this.buffer;
   }
 
   /** Bytes an arena needs for views of these lengths (as `take` lays them out). */
@@ -137,7 +153,13 @@ export class SumArena {
     const kernel = this.kernel;
     const stage = this.stage;
     let i = 0;
-    if (kernel) {
+    if (kernel && this.holds(mine)) {
+      // The caller's array is in this memory: one kernel call over the whole range, nothing staged.
+      const vectorEnd = n & ~15;
+      kernel(slot.byteOffset, mine.byteOffset, slot.byteOffset, vectorEnd * 4);
+      if (writeBack) mine.set(slot.subarray(0, vectorEnd));
+      i = vectorEnd;
+    } else if (kernel) {
       const vectorEnd = n & ~15;
       for (let block = 0; block < vectorEnd; block += BLOCK) {
         const end = Math.min(block + BLOCK, vectorEnd);
@@ -153,6 +175,50 @@ export class SumArena {
       if (writeBack) mine[i] = slot[i];
     }
   }
+
+  /**
+   * mine[i] += slot[i] where the sum need not stay in the slot (a member's own total, last step of a
+   * reduce-scatter): with `mine` in this memory the kernel writes it in place, sparing the copy back.
+   */
+  total(slot: Float32Array, mine: Float32Array): void {
+    if (!this.kernel || !this.holds(mine)) return this.accumulate(slot, mine, true);
+    const n = slot.length;
+    if (mine.length !== n) throw new Error(`Cannot add ${mine.length} values into ${n}.`);
+    const vectorEnd = n & ~15;
+    // Same operand order as accumulate (mine + slot): the sums are bit for bit the same either way.
+    this.kernel(mine.byteOffset, mine.byteOffset, slot.byteOffset, vectorEnd * 4);
+    for (let i = vectorEnd; i < n; i++) mine[i] = mine[i] + slot[i];
+  }
+}
+
+/** Home arenas by the memory of the array they hold (collectiveArray). */
+const homes = new WeakMap<ArrayBufferLike, SumArena>();
+
+/**
+ * A zeroed Float32Array for collectives to reduce in place — what a process allocates for buffers it
+ * all-reduces again and again (gradient buckets). It lives in a WebAssembly memory of its own, beside
+ * `scratchBytes` of scratch for the ring's incoming segments, so a reduction adds straight from it
+ * with SIMD: no staging copy of this member's values, and the total is written in place. (NCCL and
+ * Gloo gain the same from registered buffers.) Any other Float32Array works too, through the pooled
+ * arenas and a staging copy.
+ */
+export function collectiveArray(length: number, scratchBytes: number): Float32Array {
+  const arena = new SumArena(scratchBytes, true, length);
+  if (!arena.home) return new Float32Array(0);
+  homes.set(arena.home.buffer, arena);
+  return arena.home;
+}
+
+/**
+ * The home arena of `data` (from collectiveArray) when it is free and has `bytes` of scratch; it is
+ * marked busy until `releaseArena`. Otherwise null: the caller takes a pooled arena.
+ */
+export function homeArena(data: Float32Array, bytes: number): SumArena | null {
+  const arena = homes.get(data.buffer);
+  if (!arena || arena.busy || arena.bytes < bytes) return null;
+  arena.busy = true;
+  arena.reset();
+  return arena;
 }
 
 /** Idle arenas, reused by the next collective (allocating and first touching memory costs more than the copy it saves). */
@@ -171,6 +237,10 @@ export function acquireArena(bytes: number): SumArena {
 }
 
 export function releaseArena(arena: SumArena): void {
+  if (arena.home) {
+    arena.busy = false;
+    return;
+  }
   idle.push(arena);
   if (idle.length > MAX_IDLE) {
     idle.sort((x, y) => y.bytes - x.bytes);

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import type { OptimizerConfig } from '../../engine/plan/plan.js';
 import { allGather, allReduce, reduceScatter, type CollectiveTuning } from '../comm/collectives.js';
+import { ringArray } from '../comm/pipelinedRing.js';
 import type { ProcessGroup } from '../comm/processGroup.js';
 import { clipScale, scaleGradients, sumOfSquares } from './clipping.js';
 import { CommClock } from './commClock.js';
@@ -154,7 +155,8 @@ export class GradientSync {
     }
     const k = this.bucketOf[index];
     const bucket = this.buckets[k];
-    const buffer = (this.buffers[k] ??= new Float32Array(bucket.length));
+    // A bucket kept from step to step is reduced in place (ringArray); ZeRO 2 lets it go after each step.
+    const buffer = (this.buffers[k] ??= this.zero === 2 || this.group.size === 1 ? new Float32Array(bucket.length) : ringArray(bucket.length, this.group.size));
     buffer.set(grad.dataSync() as Float32Array, bucket.offsets[index - bucket.first]);
     grad.dispose();
     this.ready[index] = true;

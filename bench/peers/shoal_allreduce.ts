@@ -12,6 +12,7 @@ import { createInterface } from 'node:readline';
 import { barrier } from '../../agents/comm/barrier.js';
 import { allReduce, type CollectiveTuning } from '../../agents/comm/collectives.js';
 import { PeerMesh, type PeerAddress } from '../../agents/comm/peerMesh.js';
+import { ringArray } from '../../agents/comm/pipelinedRing.js';
 import { ProcessGroup } from '../../agents/comm/processGroup.js';
 
 const args = process.argv.slice(2);
@@ -42,7 +43,8 @@ async function main(): Promise<void> {
   const results: Array<{ bytes: number; iters: number; seconds: number; cpuSeconds: number }> = [];
   for (const bytes of sizes) {
     // Zeros: sums stay zero, so no denormals or infinities slow the arithmetic after many iterations.
-    const data = new Float32Array(bytes / 4);
+    // Allocated as agents allocate their gradient buckets (ringArray), so reductions add in place.
+    const data = ringArray(bytes / 4, procs);
     const iters = iterationsFor(bytes, budgetBytes);
     await allReduce(group, data, `warm${bytes}`, tuning);
     await barrier(group, `start${bytes}`);

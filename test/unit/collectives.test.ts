@@ -4,6 +4,7 @@ import { broadcast } from '../../agents/comm/broadcast.js';
 import { chunkBounds } from '../../agents/comm/chunking.js';
 import { allGather, allReduce, reduceScatter, type CollectiveTuning } from '../../agents/comm/collectives.js';
 import { PeerMesh } from '../../agents/comm/peerMesh.js';
+import { ringArray } from '../../agents/comm/pipelinedRing.js';
 import { ProcessGroup } from '../../agents/comm/processGroup.js';
 
 const meshes: PeerMesh[] = [];
@@ -50,6 +51,8 @@ function expectIdentical(arrays: Float32Array[]): void {
 // Small tuning forces many segments and the ring even on short arrays, so pipelining is exercised.
 const RING: CollectiveTuning = { smallBytes: 0, segmentBytes: 64, window: 3 };
 const DIRECT: CollectiveTuning = { smallBytes: 1 << 30 };
+/** Short arrays through the ring too (the default would exchange them directly). */
+const RING_IF_SHORT = (length: number): CollectiveTuning => (length * 4 <= 64 << 10 ? { smallBytes: 0 } : {});
 
 describe.each([2, 3, 4])('collectives over %i members', (n) => {
   it.each([
@@ -75,6 +78,24 @@ describe.each([2, 3, 4])('collectives over %i members', (n) => {
     await Promise.all(g.map((grp, r) => allReduce(grp, data[r], 'big')));
     expectIdentical(data);
     expectClose(data[0], sum64(inputs));
+  });
+
+  it('arrays from ringArray (reduced in place) give bit for bit the sums of ordinary arrays', async () => {
+    const g = await groups(n);
+    for (const length of [1001, (8 << 20) / 4 + 3]) {
+      const inputs = g.map((_, r) => noise(length, 40 + r));
+      const plain = inputs.map((a) => a.slice());
+      await Promise.all(g.map((grp, r) => allReduce(grp, plain[r], `plain${length}`, RING_IF_SHORT(length))));
+      // Member 0 keeps an ordinary array: the two kinds mix in one collective.
+      const mixed = inputs.map((a, r) => {
+        const out = r === 0 ? new Float32Array(length) : ringArray(length, n);
+        out.set(a);
+        return out;
+      });
+      await Promise.all(g.map((grp, r) => allReduce(grp, mixed[r], `mixed${length}`, RING_IF_SHORT(length))));
+      expectIdentical([...plain, ...mixed]);
+      expectClose(mixed[1], sum64(inputs));
+    }
   });
 
   it('reduce-scatter leaves member i the sum of chunk i; all-gather puts the chunks back together', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { addInto } from '../../agents/comm/chunking.js';
-import { acquireArena, releaseArena, simdAvailable, SumArena } from '../../agents/comm/sumArena.js';
+import { acquireArena, collectiveArray, homeArena, releaseArena, simdAvailable, SumArena } from '../../agents/comm/sumArena.js';
 
 /** Floats of every kind an addition can meet: tiny, huge, negative zero, subnormal, infinite, cancelling. */
 function awkward(length: number, seed: number): Float32Array {
@@ -34,6 +34,43 @@ describe('sum arena (the adds of the ring reduce-scatter)', () => {
         }
       }
     }
+  });
+
+  it('adds in place, bit for bit the same, when this member\'s values live in the arena (collectiveArray)', () => {
+    for (const length of [1, 15, 16, 17, 8193, 20_011]) {
+      const home = collectiveArray(length, SumArena.bytesFor([length]));
+      const arena = homeArena(home, SumArena.bytesFor([length]))!;
+      expect(arena.home).toBe(home);
+      for (const step of ['accumulate', 'accumulate+writeBack', 'total'] as const) {
+        arena.reset();
+        const mine = awkward(length, length + 3);
+        const incoming = awkward(length, length + 4);
+        const expected = mine.slice();
+        addInto(expected, incoming);
+        home.set(mine);
+        const slot = arena.take(length);
+        slot.set(incoming);
+        if (step === 'total') arena.total(slot, home);
+        else arena.accumulate(slot, home, step === 'accumulate+writeBack');
+        // total() leaves the sum in this member's array only; accumulate() always in the slot.
+        if (step !== 'total') expect(bits(slot).equals(bits(expected))).toBe(true);
+        expect(bits(home).equals(bits(step === 'accumulate' ? mine : expected))).toBe(true);
+      }
+      releaseArena(arena);
+    }
+  });
+
+  it('lends a collectiveArray\'s arena to one collective at a time, and only when its scratch suffices', () => {
+    const data = collectiveArray(1000, 8192);
+    const arena = homeArena(data, 8192);
+    expect(arena).not.toBeNull();
+    expect(homeArena(data, 8192)).toBeNull(); // busy: a second collective takes a pooled arena
+    releaseArena(arena!);
+    expect(homeArena(data, 8192)).toBe(arena);
+    releaseArena(arena!);
+    expect(homeArena(data, 1 << 20)).toBeNull(); // needs more scratch than it has
+    expect(homeArena(new Float32Array(1000), 0)).toBeNull(); // an ordinary array has none
+    expect(acquireArena(8192)).not.toBe(arena); // never pooled
   });
 
   it('uses wasm SIMD on this Node', () => {
