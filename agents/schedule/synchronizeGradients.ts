@@ -22,11 +22,11 @@ export class StepGradients {
   }
 
   /**
-   * For the step's last backward pass: hands each final gradient to its bucket. Absent where the
-   * gradients need a tensor-parallel sum first, or when overlap is turned off.
+   * For the step's last backward pass: hands each final gradient to its bucket (a tensor-parallel
+   * shard sums batch-split ones over its group first). Absent when overlap is turned off.
    */
   get onFinal(): FinalGradient | undefined {
-    if (this.ctx.tensorGroup || !this.ctx.overlapGradients) return undefined;
+    if (!this.ctx.overlapGradients) return undefined;
     return (k, grad) => {
       this.handed.add(k);
       this.sync.gradReady(k, grad);

@@ -6,6 +6,8 @@ import { oneHotRows } from '../labels.js';
 import { compileStage, type Layout, type StageOp } from './compileStage.js';
 import { shardedCorrect, shardedCrossEntropy } from './shardedCrossEntropy.js';
 import type { ShardedParamSpec } from './shardedParams.js';
+import type { FinalGradient } from '../stageExecutor.js';
+import { FinalHandOver } from './finalHandOver.js';
 import type { TensorGroup } from './tensorGroup.js';
 
 let nextVariableId = 0;
@@ -89,7 +91,8 @@ export class ShardedStage {
    * Backward through the ops in reverse from the gradient of the output; returns the gradient of the
    * stage input (this shard's rows), or null on the first stage, which has no input to differentiate.
    */
-  private async backwardFrom(saved: tf.Tensor[], x: tf.Tensor, dy: tf.Tensor, rows: number): Promise<tf.Tensor | null> {
+  private async backwardFrom(saved: tf.Tensor[], x: tf.Tensor, dy: tf.Tensor, rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
+    const handOver = onFinal ? new FinalHandOver(this.group, this.paramSpecs, onFinal) : null;
     let grad = dy;
     // Where nothing earlier has parameters and no input gradient is wanted, the rest is skipped.
     const lastNeeded = this.isFirst ? this.ops.findIndex((op) => op.kind === 'local' && op.params.length > 0) : 0;
@@ -104,6 +107,8 @@ export class ShardedStage {
           this.accumulate(op.params, dParams);
           return dx;
         });
+        // On the step's last backward pass these gradients are final: out they go, while earlier layers compute.
+        handOver?.add(op.params.map((k) => this.takeGradient(k)), op.params);
       } else {
         next = await op.backward(grad, rows);
       }
@@ -111,6 +116,7 @@ export class ShardedStage {
       grad = next;
     }
     saved.forEach((t) => t !== x && t.dispose());
+    await handOver?.done();
     if (this.isFirst) {
       if (grad !== dy) grad.dispose();
       return null;
@@ -118,14 +124,14 @@ export class ShardedStage {
     return grad === dy ? dy.clone() : grad;
   }
 
-  async backward(x: tf.Tensor, dy: tf.Tensor, rows: number): Promise<tf.Tensor | null> {
+  async backward(x: tf.Tensor, dy: tf.Tensor, rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
     let saved = this.kept.get(x);
     this.kept.delete(x);
     if (!saved) {
       saved = [];
       (await this.run(x, rows, saved)).dispose();
     }
-    return this.backwardFrom(saved, x, dy, rows);
+    return this.backwardFrom(saved, x, dy, rows, onFinal);
   }
 
   /**
@@ -133,12 +139,12 @@ export class ShardedStage {
    * `labels` are the class indices of all rows of the micro-batch. Shards that computed the same loss
    * redundantly report it once (shard 0), so that summing every agent's loss counts each sample once.
    */
-  async lossBackward(x: tf.Tensor, labels: Int32Array, rows: number, divisor: number): Promise<{ loss: number; dx: tf.Tensor | null }> {
+  async lossBackward(x: tf.Tensor, labels: Int32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
     const saved: tf.Tensor[] = [];
     const logits = await this.run(x, rows, saved);
     const { loss, dLogits } = await this.lossAndGradient(logits, labels, divisor);
     logits.dispose();
-    const dx = await this.backwardFrom(saved, x, dLogits, rows);
+    const dx = await this.backwardFrom(saved, x, dLogits, rows, onFinal);
     dLogits.dispose();
     return { loss, dx };
   }
@@ -194,6 +200,13 @@ export class ShardedStage {
       this.gradients[k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j].clone());
       previous?.dispose();
     });
+  }
+
+  /** Take parameter k's accumulated gradient (zeros if none); takeGradients then gives zeros for it. */
+  private takeGradient(k: number): tf.Tensor {
+    const grad = this.gradients[k] ?? tf.zerosLike(this.params[k]);
+    this.gradients[k] = null;
+    return grad;
   }
 
   /** Take the accumulated gradients (zeros where nothing accumulated) and reset the accumulators. */
