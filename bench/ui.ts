@@ -11,7 +11,7 @@
  *    layer drawn: the model has no groups, so nothing folds); "open to drawn" is from setting the file to
  *    the first layer node on screen, as seen from the test driver.
  * 2. Frames: with that graph on screen, pans (mouse drags on the empty canvas) and zooms (wheel) for a
- *    few seconds while the page records requestAnimationFrame deltas; p95 and median.
+ *    few seconds while the page records requestAnimationFrame deltas; p95, median and dropped frames.
  * 3. Chart: window.__shoalBench.chartUpdate (renderer/src/bench/benchHook.ts; browser shell only) shows
  *    a job with 100,000 steps in the Monitor's charts, then appends one step 20 times; each update is
  *    timed from the store change to uPlot having drawn.
@@ -30,7 +30,15 @@ const POINTS = flag('points', 100_000);
 const RUNS = flag('runs', 3);
 const CHART_UPDATES = 20;
 const LAYOUT_TARGET_MS = 2000;
+/** Budget for work that must fit in one 60 Hz frame (a chart update). */
 const FRAME_TARGET_MS = 1000 / 60;
+/**
+ * requestAnimationFrame deltas come in whole vsync intervals with ±0.1 ms of timer jitter (16.6–16.8
+ * ms at 60 Hz; 33.3 when a frame was dropped), so a delta counts as dropped above 1.5 intervals. The
+ * pan/zoom target: p95 below that — at least 95% of frames drawn on time.
+ */
+const DROPPED_FRAME_MS = 1.5 * FRAME_TARGET_MS;
+const droppedShare = (f: number[]) => f.filter((x) => x > DROPPED_FRAME_MS).length / Math.max(f.length, 1);
 
 const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -218,13 +226,13 @@ async function main(): Promise<void> {
     const chartUpdateMs = median(chart.updateMs);
     // Frame deltas come in vsync steps (16.67 ms): compare at the 0.1 ms the table prints.
     const verdict = (v: number, limit: number) => (Math.round(v * 10) <= Math.round(limit * 10) ? 'ok' : 'over');
-    const frameDetail = (f: number[]) => `${f.length} frames, median ${median(f).toFixed(1)} ms, max ${Math.max(...f).toFixed(1)} ms`;
+    const frameDetail = (f: number[]) => `${f.length} frames, ${(100 * droppedShare(f)).toFixed(1)}% dropped, median ${median(f).toFixed(1)} ms, max ${Math.max(...f).toFixed(1)} ms`;
     const rows: Row[] = [
       { measure: `layout, ${LAYERS} layers drawn (median of ${RUNS})`, measured: layoutMs1000, target: LAYOUT_TARGET_MS, verdict: verdict(layoutMs1000, LAYOUT_TARGET_MS), detail: `elk in a Web Worker; runs ${opens.map((o) => o.layoutMs).join(', ')} ms` },
       { measure: `layout, default view (${opens[0].foldedNodes} blocks)`, measured: median(opens.map((o) => o.foldedMs)), target: LAYOUT_TARGET_MS, verdict: verdict(median(opens.map((o) => o.foldedMs)), LAYOUT_TARGET_MS), detail: `the model opens folded; runs ${opens.map((o) => o.foldedMs).join(', ')} ms` },
       { measure: `"show every layer" to drawn`, measured: median(opens.map((o) => o.drawnMs)), verdict: '', detail: 'click → last layer node on screen, from the driver' },
-      { measure: 'frame time pan/zoom, default view, p95', measured: p95FrameMs, target: FRAME_TARGET_MS, verdict: verdict(p95FrameMs, FRAME_TARGET_MS), detail: frameDetail(frames) },
-      { measure: `frame time pan/zoom, ${LAYERS} layers, p95`, measured: p95FrameMsAllLayers, target: FRAME_TARGET_MS, verdict: verdict(p95FrameMsAllLayers, FRAME_TARGET_MS), detail: frameDetail(framesAll) },
+      { measure: 'frame time pan/zoom, default view, p95', measured: p95FrameMs, target: DROPPED_FRAME_MS, verdict: p95FrameMs < DROPPED_FRAME_MS ? 'ok' : 'over', detail: frameDetail(frames) },
+      { measure: `frame time pan/zoom, ${LAYERS} layers, p95`, measured: p95FrameMsAllLayers, target: DROPPED_FRAME_MS, verdict: p95FrameMsAllLayers < DROPPED_FRAME_MS ? 'ok' : 'over', detail: frameDetail(framesAll) },
       { measure: `chart update, ${POINTS.toLocaleString('en')} points (median)`, measured: chartUpdateMs, target: FRAME_TARGET_MS, verdict: verdict(chartUpdateMs, FRAME_TARGET_MS), detail: `${CHART_UPDATES} appends, p95 ${quantile(chart.updateMs, 0.95).toFixed(1)} ms` },
       { measure: `chart first draw, ${POINTS.toLocaleString('en')} points`, measured: chart.firstMs, verdict: '', detail: `chart's data-points ${chart.drawnPoints}` },
     ];
@@ -238,9 +246,9 @@ async function main(): Promise<void> {
     report('ui', `UI benchmark: ${LAYERS}-layer graph and ${POINTS.toLocaleString('en')}-point charts in Chromium ${version} (browser shell)`, rows, columns, [
       'Headless Chromium with --disable-gpu: frames are rasterised in software on the CPU, so frame times are an upper bound for a desktop with a GPU.',
       'Layout time is measured by the studio around elk\'s layout call in its Web Worker (data-layout-ms on the graph). layoutMs1000 is with every layer drawn ("Show every layer"); an ungrouped model of more than 200 layers opens folded into blocks of 20 consecutive layers, the default view.',
-      'p95FrameMs is the default (folded) view; p95FrameMsAllLayers with all layers drawn. Pans are mouse drags on the empty canvas, zooms wheel steps; frame times are requestAnimationFrame deltas.',
+      'p95FrameMs is the default (folded) view; p95FrameMsAllLayers with all layers drawn. Pans are mouse drags on the empty canvas, zooms wheel steps; frame times are requestAnimationFrame deltas, which come in whole 60 Hz intervals (16.6–16.8 ms with timer jitter; 33.3 ms when a frame is dropped): a delta above 1.5 intervals (25 ms) is a dropped frame, and the target is p95 below it, i.e. at least 95% of frames on time.',
       'Chart updates: a job with the given number of steps shown in the Monitor, one step appended per update; timed from the store change through React\'s commit to uPlot\'s draw.',
-    ], { layoutMs1000, p95FrameMs, chartUpdateMs, p95FrameMsAllLayers, layoutMsDefaultView: median(opens.map((o) => o.foldedMs)), chartFirstDrawMs: chart.firstMs, medianFrameMs: median(frames), layoutRunsMs: opens.map((o) => o.layoutMs), chromium: version, layers: LAYERS, points: POINTS });
+    ], { layoutMs1000, p95FrameMs, chartUpdateMs, p95FrameMsAllLayers, layoutMsDefaultView: median(opens.map((o) => o.foldedMs)), chartFirstDrawMs: chart.firstMs, medianFrameMs: median(frames), droppedFrameShare: droppedShare(frames), droppedFrameShareAllLayers: droppedShare(framesAll), layoutRunsMs: opens.map((o) => o.layoutMs), chromium: version, layers: LAYERS, points: POINTS });
   } finally {
     await browser.close();
     await studio.stop();
