@@ -11,13 +11,21 @@ export interface SyntheticStageMs {
 const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * Block the calling thread for `ms` without using a core. Atomics.wait parks the thread in the kernel,
- * so several stages on fewer cores measure the schedule rather than competing for the CPU (a busy loop
- * would). The loop guards against an early return.
+ * Atomics.wait wakes 0.15–0.6 ms late here (timer slack): it is asked to wake this much early, and the
+ * rest is spun. Without it, a stage of two passes per micro-batch (forward and backward) ran about
+ * 0.5 ms longer per micro-batch than one of a single fused pass, so "equal" stages were not.
+ */
+const SPIN_MS = 1;
+
+/**
+ * Block the calling thread for `ms`, using a core for at most the last millisecond. Atomics.wait parks
+ * the thread in the kernel, so several stages on fewer cores measure the schedule rather than
+ * competing for the CPU (a busy loop would).
  */
 export function sleepThread(ms: number): void {
   const until = performance.now() + ms;
-  for (let left = ms; left > 0; left = until - performance.now()) Atomics.wait(sleeper, 0, 0, left);
+  for (let left = ms; left > SPIN_MS; left = until - performance.now()) Atomics.wait(sleeper, 0, 0, left - SPIN_MS);
+  while (performance.now() < until);
 }
 
 /**
