@@ -57,6 +57,14 @@ test('deploys to this machine with per-host progress, then a restarted studio re
   const before = await points(page)();
   expect(before).toBeLessThan(TOTAL_STEPS);
 
+  // A reload of the page (the studio goes on) brings the job and its host rows back.
+  await page.reload();
+  await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
+  await expect(progress).toHaveAttribute('data-job', jobId!, { timeout: 30_000 });
+  await expect(host.locator('[data-step="ready"]')).toHaveAttribute('data-status', 'ok');
+  await expect(progress).toHaveAttribute('data-phase', 'following');
+  await expect.poll(points(page), { timeout: 60_000, intervals: [500] }).toBeGreaterThanOrEqual(before);
+
   // Restart: the studio goes, the job (detached) does not.
   await studio.close();
   studio = await launchIsolatedStudio(env);

@@ -1,6 +1,8 @@
 import type { DeployHostView, DeployStepView } from '../../../engine/protocol/deploy';
 import { TrustDialog } from '../clusters/TrustDialog';
-import { answerDeployTrust, dismissDeploy, useDeploy } from './deployStore';
+import { useEffect } from 'react';
+import { useStudio } from '../store/studioStore';
+import { answerDeployTrust, dismissDeploy, recoverDeployProgress, useDeploy } from './deployStore';
 
 const MARK: Record<DeployStepView['status'], string> = { running: '…', progress: '…', ok: '✓', skipped: '–', fail: '✗' };
 const STEP_NAMES: Record<DeployStepView['step'], string> = { connect: 'connect', upload: 'upload', 'gpu-runtime': 'GPU runtime', ready: 'start' };
@@ -41,6 +43,10 @@ function HostRow({ host }: { host: DeployHostView }) {
 export function DeployProgress() {
   const status = useDeploy((s) => s.status);
   const error = useDeploy((s) => s.error);
+  const shownJob = useStudio((s) => s.job?.id);
+  useEffect(() => {
+    if (shownJob) void recoverDeployProgress(shownJob);
+  }, [shownJob]);
   if (!status) return error ? <div className="deploy-progress__error">{error}</div> : null;
   const where = status.cluster === 'local' ? 'this machine' : status.cluster;
   return (

@@ -74,6 +74,25 @@ export async function deployPlan(): Promise<void> {
   if (jobId) follow(jobId, name, 'preparing');
 }
 
+/**
+ * The job on show may be a deploy this studio runs (the page was reloaded): its host rows come back,
+ * with any host-key question still waiting, and polling resumes if hosts are still being prepared. A
+ * job that is not a deploy of this studio session shows none.
+ */
+export async function recoverDeployProgress(jobId: string): Promise<void> {
+  const client = studioClient();
+  if (!client || useDeploy.getState().status) return;
+  let status: DeployStatus;
+  try {
+    status = await client.deployStatus(jobId);
+  } catch {
+    return; // a local job, or a deploy of an earlier session
+  }
+  if (useDeploy.getState().status) return;
+  useDeploy.setState({ status });
+  if (inProgress(status)) polling = setTimeout(() => void poll(jobId), POLL_MS);
+}
+
 export async function answerDeployTrust(promptId: string, trust: boolean): Promise<void> {
   const client = studioClient();
   const status = useDeploy.getState().status;
