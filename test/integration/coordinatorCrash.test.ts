@@ -25,12 +25,12 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
+async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number, jobPlan = plan): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
   const events: JobEvent[] = [];
   const dir = join(root, tag);
   const job: LocalJob = new LocalJob({
     model,
-    plan,
+    plan: jobPlan,
     agents: 2,
     steps: K,
     runDir: dir,
@@ -86,6 +86,43 @@ describe('a crashed coordinator', () => {
     // The history on disk reads as one run: the re-run steps replace the ones before the crash.
     expect(readRun(dir.split('/').pop()!, undefined, root).curves.step).toEqual(Array.from({ length: K }, (_, i) => i));
     expect(readFileSync(join(dir, 'events.jsonl'), 'utf8')).toContain('"action":"restored"');
+  });
+
+  it('after a resize to 4 agents, the restarted coordinator resumes with 4, and the result is still one-process training', async () => {
+    // Two virtual nodes: room for a second replica of the pipeline.
+    const twoNodes: Plan = { ...plan, virtualNodes: { total: 2 } };
+    const reference = readParams(join((await run('resized-reference', () => {}, undefined, twoNodes)).dir, 'checkpoints'));
+    let resized = false;
+    let grown = false;
+    let killed = false;
+    const { events, dir, error } = await run(
+      'resized',
+      (e, job) => {
+        if (!resized && e.type === 'step' && e.step === 2) {
+          resized = true;
+          void job.resize({ add: 2 });
+        }
+        if (e.type === 'membership' && e.agents.length === 4) grown = true;
+        // Once, after the 4 agents have run a few steps (steps 8 and 9 run again after the restart).
+        if (grown && !killed && e.type === 'step' && e.step === 9) {
+          killed = true;
+          process.kill(job.coordinatorPid!, 'SIGKILL');
+        }
+      },
+      undefined,
+      twoNodes,
+    );
+    expect(error).toBeUndefined();
+    const generations = events.flatMap((e) => (e.type === 'membership' ? [{ reason: e.reason, agents: e.agents.length }] : []));
+    expect(generations).toEqual([
+      { reason: 'start', agents: 2 },
+      { reason: 'resize: +2', agents: 4 },
+      { reason: 'resumed from a checkpoint', agents: 4 },
+    ]);
+    expect(events.some((e) => e.type === 'log' && /coordinator was killed after step 9/.test(e.message))).toBe(true);
+    const params = readParams(join(dir, 'checkpoints'));
+    // Two replicas sum their gradients in another order than one process: equal up to rounding.
+    for (const [name, values] of reference) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
   });
 
   it('with restarts turned off, the crash fails the job with a message that says so', async () => {

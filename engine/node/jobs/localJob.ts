@@ -5,6 +5,7 @@ import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import { replan } from '../../plan/elastic.js';
 import type { Plan } from '../../plan/plan.js';
 import { validatePlan } from '../../plan/validate.js';
 import { executionSupport } from '../../plan/executionSupport.js';
@@ -129,8 +130,9 @@ export class LocalJob {
    * Start a coordinator (fresh, or resuming from a checkpoint after the previous one crashed), attach
    * to its events and start the agents, which join it on their own.
    */
-  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined): Promise<void> {
-    const { model, plan, agents } = this.options;
+  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined, team?: { plan: Plan; agents: number }): Promise<void> {
+    const { model } = this.options;
+    const { plan, agents } = team ?? this.options;
     const bundle = agentBundlePath();
     const epoch = ++this.coordinatorEpoch;
     let port!: (p: number) => void;
@@ -225,10 +227,21 @@ export class LocalJob {
     await Promise.all(leftovers.map((p) => p.exited));
     if (this.stopping) return;
     try {
-      await this.startCoordinator(secret, steps, checkpoint);
+      await this.startCoordinator(secret, steps, checkpoint, this.currentTeam());
     } catch (err) {
       this.fail(`The coordinator could not be restarted: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * As many agents as the job had when its coordinator died — a resize may have changed them — under
+   * the plan re-planned for that many, as the coordinator's own resizes do (same stages, batch and V).
+   */
+  private currentTeam(): { plan: Plan; agents: number } {
+    const { plan, model, agents } = this.options;
+    const membership = [...this.events].reverse().find((e) => e.type === 'membership');
+    const count = membership?.type === 'membership' ? membership.agents.length : agents;
+    return count === agents ? { plan, agents } : { plan: replan(plan, model, count), agents: count };
   }
 
   private coordinator: { port: number; secret: string; bundle: string } | null = null;
