@@ -8,7 +8,7 @@ import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
-import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart } from './restart.js';
+import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart, teamAfterRestart } from './restart.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -71,6 +71,9 @@ export async function runCoordinator(): Promise<void> {
   const plan = parsePlan(config.plan);
   config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
   const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
+  const team = restartCount() > 0 ? teamAfterRestart(plan, config.model, config.agents, log.events) : null;
+  if (team) config.agents = team.agents;
+  const startPlan = team?.plan;
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);
@@ -118,7 +121,7 @@ export async function runCoordinator(): Promise<void> {
   };
 
   try {
-    await runTraining({ config, plan, membership, log, resizes });
+    await runTraining({ config, plan, startPlan, membership, log, resizes });
     await finish(0);
   } catch (err) {
     log.emit({ type: 'status', state: 'failed', message: (err as Error).message, time: now() });

@@ -44,6 +44,8 @@ export interface JobContext {
   config: CoordinatorConfig;
   /** The plan the user chose; later generations keep its stages, batch and virtual nodes. */
   plan: Plan;
+  /** The first generation's plan when it is not `plan`: a restarted coordinator's, re-planned for the agents the job had. */
+  startPlan?: Plan;
   membership: Membership;
   log: EventLog;
   /** Resize requests not yet applied, oldest first; the loop applies them at step boundaries. */
@@ -163,7 +165,8 @@ export async function runTraining(job: JobContext): Promise<void> {
     resumed = state;
     step = header.step;
   }
-  await establish(resumed, step, config.resumeFrom ? 'resumed from a checkpoint' : 'start', job.plan, membership.alive().slice(0, agentsNeeded(job.plan)));
+  const startPlan = job.startPlan ?? job.plan;
+  await establish(resumed, step, config.resumeFrom ? 'resumed from a checkpoint' : 'start', startPlan, membership.alive().slice(0, agentsNeeded(startPlan)));
   if (config.resumeFrom) log.emit({ type: 'checkpoint', action: 'restored', step, path: config.resumeFrom, bytes: 0, time: now() });
   const firstStep = step;
   if (config.profile !== false) {

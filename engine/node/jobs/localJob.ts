@@ -5,13 +5,13 @@ import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
-import { replan } from '../../plan/elastic.js';
 import type { Plan } from '../../plan/plan.js';
 import { validatePlan } from '../../plan/validate.js';
 import { executionSupport } from '../../plan/executionSupport.js';
 import { localClusterSpec } from '../../cluster/cluster.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
 import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import { teamAfterRestart } from '../../../agents/coordinator/restart.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
@@ -239,9 +239,7 @@ export class LocalJob {
    */
   private currentTeam(): { plan: Plan; agents: number } {
     const { plan, model, agents } = this.options;
-    const membership = [...this.events].reverse().find((e) => e.type === 'membership');
-    const count = membership?.type === 'membership' ? membership.agents.length : agents;
-    return count === agents ? { plan, agents } : { plan: replan(plan, model, count), agents: count };
+    return teamAfterRestart(plan, model, agents, this.events) ?? { plan, agents };
   }
 
   private coordinator: { port: number; secret: string; bundle: string } | null = null;
