@@ -141,7 +141,9 @@ function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 
     if (!Number.isInteger(add) || add < 0 || remove.some((r) => !Number.isInteger(r) || r < 0)) {
       return conn.send({ type: 'error', message: 'A resize adds a whole number of agents (add ≥ 0) and removes ranks (non-negative integers).' });
     }
-    const id = `resize-${++requests}`;
+    // Unique across restarts too: the replayed history holds the earlier coordinators' ids, and a
+    // controller waits for the membership event that carries its own.
+    const id = `resize-${restartCount()}.${++requests}`;
     resizes.push({ add, remove, id });
     say('info', `Resize requested: ${add ? `add ${add} agent(s)` : ''}${add && remove.length ? ', ' : ''}${remove.length ? `remove rank(s) ${remove.join(', ')}` : ''}; applied at the next step boundary.`);
     conn.send({ type: 'accepted', requestId: id });

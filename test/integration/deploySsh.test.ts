@@ -188,7 +188,25 @@ describe('shoal deploy over SSH', () => {
     expect(record.hosts.map((h) => h.alias)).toEqual(['h2', 'h3', 'h4']);
     expect(record.processes.map((p) => `${p.target}:${p.name}`)).toContain('h4:agent-2');
 
-    const h4Rank = grown.agents.find((a) => a.host === 'h4')!.rank;
+    // The coordinator dies after the resize: restarted, it waits for the three agents the job had, h4's too.
+    const history = join(homes[0], '.shoal', 'runs', id, 'events.jsonl');
+    const leader = record.processes.find((p) => p.name === 'coordinator')!.pid;
+    const node = childrenOf(leader).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'latin1').includes('coordinator'));
+    expect(node, 'the coordinator runs as a child of its supervisor').toBeDefined();
+    process.kill(node!, 'SIGKILL');
+    const regrown = () => {
+      const text = readFileSync(history, 'utf8');
+      const after = text.indexOf('restarted after a crash');
+      if (after < 0) return undefined;
+      return jsonLines<JobEvent>(text.slice(text.indexOf('\n', after) + 1)).find((e) => e.type === 'membership') as Extract<JobEvent, { type: 'membership' }> | undefined;
+    };
+    for (let i = 0; i < 900 && !regrown(); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(readFileSync(history, 'utf8')).toMatch(/restarted after a crash \(restart 1\); it continues from .* once 3 agents have rejoined/);
+    const afterRestart = regrown()!;
+    expect(afterRestart.agents.map((a) => a.host).sort()).toEqual(['h2', 'h3', 'h4']);
+    expect(afterRestart.agents.map((a) => a.virtualNodes).reduce((a, b) => a + b)).toBe(4);
+
+    const h4Rank = afterRestart.agents.find((a) => a.host === 'h4')!.rank;
     const shrink = await run(runResizeCommand, id, '--remove', String(h4Rank), '--json');
     expect(shrink.code, shrink.err).toBe(0);
     const shrunk = JSON.parse(shrink.out.trim()) as Extract<JobEvent, { type: 'membership' }>;
