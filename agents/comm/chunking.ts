@@ -36,8 +36,8 @@ const MIN_SEGMENT_BYTES = 64 << 10;
 
 /**
  * Segments per chunk: each message about `targetBytes`, but at least `window` segments (of at least
- * 64 KiB) when the chunk allows, so that mid-sized arrays are pipelined too — a ring step then never
- * waits for one whole chunk, and each wake-up of a member finds work for several segments.
+ * 64 KiB) when the chunk allows, so that with several segments in flight mid-sized arrays are
+ * pipelined too — a ring step then never waits for one whole chunk.
  */
 export function segmentsFor(length: number, parts: number, targetBytes: number, window = 1): number {
   const chunkBytes = Math.ceil(length / parts) * 4;

@@ -8,7 +8,7 @@ export interface RingOptions {
   reduceScatter: boolean;
   /** Run the all-gather half (every member ends with every owner's chunk). */
   allGather: boolean;
-  /** Segments travelling the ring at once: enough to keep the link busy while one is being summed. */
+  /** Segments travelling the ring at once (each worker takes one segment through both halves, then the next). */
   window: number;
 }
 
@@ -18,9 +18,9 @@ export interface RingOptions {
  * segments in flight at once. Measured on 2 quiet cores with SIMD sums: 4 MiB segments cost 10–25%
  * less CPU per all-reduce than 1 MiB ones with 4 processes (oversubscribed, where CPU is the time),
  * and no more with 2. One segment in flight beat two at every size from 256 KiB to 256 MiB, with 2
- * and 4 processes (4 procs, 64 MiB: 125 vs 139 ms; 2 procs, 1 MiB: 0.77 vs 1.17 ms): the sends are
- * asynchronous, so the link stays busy while the next incoming segment is added anyway, and a second
- * segment only added wake-ups and cache misses.
+ * and 4 processes (4 procs, 64 MiB: 125 vs 139 ms; 2 procs, 1 MiB: 0.77 vs 1.17 ms): here the
+ * sockets' kernel copies and the adds compete for the same two cores, and a second segment in flight
+ * only added wake-ups and cache misses. Hosts with cores to spare may gain from `window: 2`.
  */
 export const RING_DEFAULTS = { segmentBytes: 4 << 20, window: 1 } as const;
 
@@ -34,30 +34,29 @@ function scratchBytes(layout: SegmentLayout, window: number): number {
 }
 
 /**
- * A Float32Array to all-reduce again and again (a gradient bucket) with the default ring tuning, in
- * groups of up to `maxMembers`: it comes with the scratch its reductions need, so they add in place
- * (collectiveArray). Larger groups or other tuning still work, through pooled arenas.
+ * A Float32Array to all-reduce again and again (a gradient bucket) in a group of `members`, with the
+ * default ring tuning: it comes with the scratch its reductions need, so they add in place
+ * (collectiveArray). Other groups or tuning still work with it, through pooled arenas.
  */
-export function ringArray(length: number, maxMembers = 8): Float32Array {
-  let bytes = 0;
-  for (let parts = 2; parts <= maxMembers; parts++) {
-    const layout = new SegmentLayout(length, parts, segmentsFor(length, parts, RING_DEFAULTS.segmentBytes, RING_DEFAULTS.window));
-    bytes = Math.max(bytes, scratchBytes(layout, RING_DEFAULTS.window));
-  }
-  return collectiveArray(length, bytes);
+export function ringArray(length: number, members: number): Float32Array {
+  if (members < 2) return new Float32Array(length);
+  const layout = new SegmentLayout(length, members, segmentsFor(length, members, RING_DEFAULTS.segmentBytes, RING_DEFAULTS.window));
+  return collectiveArray(length, scratchBytes(layout, RING_DEFAULTS.window));
 }
 
 /**
- * Ring reduce-scatter and/or all-gather over `data`, pipelined by segments. Each segment runs the
- * classic ring (n−1 steps per half, each member sending 1/n of the segment per step, so every member
- * sends 2(n−1)/n of the array in all — bandwidth-optimal), and up to `window` segments are in flight:
- * while one segment's incoming chunk is being added, the next ones are arriving.
+ * Ring reduce-scatter and/or all-gather over `data`, by segments. Each segment runs the classic ring
+ * (n−1 steps per half, each member sending 1/n of the segment per step, so every member sends
+ * 2(n−1)/n of the array in all — bandwidth-optimal). Up to `window` workers each take a segment
+ * through both halves, then the next; sends are asynchronous, so a partial sum leaves while the next
+ * step's chunk is received and added. (The default window is 1: see RING_DEFAULTS.)
  *
  * Reduce-scatter works in a SumArena (sumArena.ts): each incoming chunk lands straight in a slot of
- * the arena, this member's values are copied in beside it and added with SIMD, and the partial sum is
- * sent on from the slot — so, in an all-reduce, partial sums never touch `data` at all; only the
- * member's own total is copied back (the all-gather overwrites every other chunk anyway). The
- * all-gather receives straight into `data` and forwards from there.
+ * the arena and this member's values are added to it with SIMD — in place when `data` comes from
+ * collectiveArray (it lives in the arena's memory), else copied in beside the slot a block at a time —
+ * and the partial sum is sent on from the slot. So, in an all-reduce, partial sums never touch `data`;
+ * only the member's own total is written into it (the all-gather overwrites every other chunk
+ * anyway). The all-gather receives straight into `data` and forwards from there.
  *
  * Chunk c's sum is formed on one path (starting at member c+1, ending at its owner c) and then only
  * copied, so every member ends with bit-identical values.

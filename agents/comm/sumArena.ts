@@ -3,8 +3,9 @@
  * adds two Float32Arrays at about 1.2 ns per element even when both are in cache (each element is
  * widened to a double, added, narrowed and stored, with bound checks); the `f32x4.add` loop below does
  * four per instruction, about 0.15 ns per element. Wasm can only touch its own memory, so a collective
- * receives each incoming segment straight into an arena slot, copies its own values in a block at a
- * time (a memcpy), adds there, and either sends the partial sum on from the slot or copies the total out.
+ * receives each incoming segment straight into an arena slot and adds its own values to it there: in
+ * place when they live in the same memory (collectiveArray: a home arena), else copied in a block at a
+ * time (a memcpy). It then sends the partial sum on from the slot, or writes the total out.
  *
  * The results are exactly JavaScript's: `f32x4.add` is IEEE binary32 addition, correctly rounded, as
  * is `dst[i] += src[i]` on Float32Arrays (the double sum rounds to the same float, since a double holds
@@ -184,6 +185,7 @@ export class SumArena {
     if (!this.kernel || !this.holds(mine)) return this.accumulate(slot, mine, true);
     const n = slot.length;
     if (mine.length !== n) throw new Error(`Cannot add ${mine.length} values into ${n}.`);
+    if (!this.holds(slot)) throw new Error('total: the slot is not in this arena.');
     const vectorEnd = n & ~15;
     // Same operand order as accumulate (mine + slot): the sums are bit for bit the same either way.
     this.kernel(mine.byteOffset, mine.byteOffset, slot.byteOffset, vectorEnd * 4);
@@ -203,7 +205,14 @@ const homes = new WeakMap<ArrayBufferLike, SumArena>();
  * arenas and a staging copy.
  */
 export function collectiveArray(length: number, scratchBytes: number): Float32Array {
-  const arena = new SumArena(scratchBytes, true, length);
+  let arena: SumArena;
+  try {
+    arena = new SumArena(scratchBytes, true, length);
+  } catch {
+    // No room for another WebAssembly memory (each reserves address space), or over 4 GiB: a plain
+    // array works the same, with a staging copy.
+    return new Float32Array(length);
+  }
   if (!arena.home) return new Float32Array(0);
   homes.set(arena.home.buffer, arena);
   return arena.home;

@@ -14,6 +14,11 @@ export interface CoordinatorConfig {
   secret: string;
   jobId: string;
   plan: unknown;
+  /**
+   * The first generation's plan when it is not `plan` (which later resizes keep re-planning from): a
+   * job restarted after a crash continues with the agents it had, re-planned for them.
+   */
+  startPlan?: unknown;
   model: ModelGraph;
   /** Agents expected to join; ranks beyond the plan's needs stay idle. */
   agents: number;
@@ -71,9 +76,10 @@ export async function runCoordinator(): Promise<void> {
   const plan = parsePlan(config.plan);
   config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
   const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
+  // Restarted by its supervisor (a deployed job): the agents the history says the job last had.
   const team = restartCount() > 0 ? teamAfterRestart(plan, config.model, config.agents, log.events) : null;
   if (team) config.agents = team.agents;
-  const startPlan = team?.plan;
+  const startPlan = config.startPlan ? parsePlan(config.startPlan) : team?.plan;
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { z } from 'zod';
 import type { OptimizerConfig } from '../../engine/plan/plan.js';
-import { allGather, allReduce, reduceScatter, type CollectiveTuning } from '../comm/collectives.js';
+import { allGather, allReduce, reduceScatter, SMALL_ALL_REDUCE_BYTES, type CollectiveTuning } from '../comm/collectives.js';
 import { ringArray } from '../comm/pipelinedRing.js';
 import type { ProcessGroup } from '../comm/processGroup.js';
 import { clipScale, scaleGradients, sumOfSquares } from './clipping.js';
@@ -155,12 +155,20 @@ export class GradientSync {
     }
     const k = this.bucketOf[index];
     const bucket = this.buckets[k];
-    // A bucket kept from step to step is reduced in place (ringArray); ZeRO 2 lets it go after each step.
-    const buffer = (this.buffers[k] ??= this.zero === 2 || this.group.size === 1 ? new Float32Array(bucket.length) : ringArray(bucket.length, this.group.size));
+    const buffer = (this.buffers[k] ??= this.newBucketBuffer(bucket.length));
     buffer.set(grad.dataSync() as Float32Array, bucket.offsets[index - bucket.first]);
     grad.dispose();
     this.ready[index] = true;
     if (--this.missing[k] === 0) this.start(k, buffer);
+  }
+
+  /**
+   * A bucket kept from step to step that goes round the ring is reduced in place (ringArray). ZeRO 2
+   * lets its buckets go after each step, and small ones are exchanged whole: plain arrays for those.
+   */
+  private newBucketBuffer(length: number): Float32Array {
+    const ring = this.group.size > 1 && this.zero !== 2 && (this.zero === 1 || length * 4 > (this.tuning.smallBytes ?? SMALL_ALL_REDUCE_BYTES));
+    return ring ? ringArray(length, this.group.size) : new Float32Array(length);
   }
 
   private start(k: number, buffer: Float32Array): void {

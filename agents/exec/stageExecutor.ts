@@ -28,6 +28,11 @@ export interface StageExecutor {
   infer(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
   evaluate(x: tf.Tensor, labels: Int32Array, rows: number): Promise<{ correct: number; lossSum: number }>;
   takeGradients(): tf.Tensor[];
+  /**
+   * Resolves once every gradient given to the last backward pass's onFinal has been handed over (a
+   * tensor-parallel shard sums some over its group first); rejects if that failed. Absent: at once.
+   */
+  handedOver?(): Promise<void>;
   /** Activations kept for backward passes still to come (for memory accounting). */
   keptTensors(): tf.Tensor[];
   dispose(): void;

@@ -36,6 +36,7 @@ export class StepGradients {
   /** Hand over everything not handed over yet, wait for the buckets, and update. */
   async finish(step: number): Promise<{ allReduceMs: number }> {
     const { module, tensorGroup } = this.ctx;
+    await module.handedOver?.();
     const grads: Array<tf.Tensor | null> = module.takeGradients();
     for (const k of this.handed) {
       grads[k]!.dispose();

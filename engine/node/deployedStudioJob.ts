@@ -102,7 +102,7 @@ export class DeployedStudioJob {
           record,
           (e) => {
             if (this.phase === 'attaching') this.phase = 'following';
-            this.push(e);
+            this.push(this.stopRequested ? afterStop(e, record.head) : e);
           },
           { follow: true, signal: this.abort.signal },
         );
@@ -134,10 +134,6 @@ export class DeployedStudioJob {
   }
 
   private push(event: JobEvent): void {
-    if (this.stopRequested && event.type === 'status' && event.state === 'failed') {
-      // A process that saw another one stopped before it: a consequence of Stop, kept as a log line.
-      event = { type: 'log', level: 'warn', host: this.record?.head ?? 'localhost', rank: null, message: `While stopping: ${event.message ?? 'the job reported a failure'}`, time: event.time };
-    }
     if (event.type === 'status') this.state = event.state;
     if (event.type === 'final') this.state = 'finished';
     this.events.push(event);
@@ -202,6 +198,15 @@ export class DeployedStudioJob {
     const f = this.facts;
     return { id: this.id, model: f.model, state: this.state, startedAt: f.startedAt, agents: f.agents, events: this.events.length, schedule: f.schedule };
   }
+}
+
+/**
+ * An event the job sent after Stop was pressed: a failure then is a process that saw another one
+ * stopped before it — a consequence of Stop, kept as a log line rather than the job's end.
+ */
+function afterStop(event: JobEvent, head: string): JobEvent {
+  if (event.type !== 'status' || event.state !== 'failed') return event;
+  return { type: 'log', level: 'warn', host: head, rank: null, message: `While stopping: ${event.message ?? 'the job reported a failure'}`, time: event.time };
 }
 
 /**

@@ -25,17 +25,17 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number, jobPlan = plan): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
+async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number, jobPlan = plan, steps = K): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
   const events: JobEvent[] = [];
   const dir = join(root, tag);
   const job: LocalJob = new LocalJob({
     model,
     plan: jobPlan,
     agents: 2,
-    steps: K,
+    steps,
     runDir: dir,
     checkpointEverySteps: 4,
-    evalEverySteps: K,
+    evalEverySteps: steps,
     profile: false,
     timelineEverySteps: 0,
     coordinatorRestarts: restarts,
@@ -89,37 +89,39 @@ describe('a crashed coordinator', () => {
   });
 
   it('after a resize to 4 agents, the restarted coordinator resumes with 4, and the result is still one-process training', async () => {
-    // Two virtual nodes: room for a second replica of the pipeline.
+    // Two virtual nodes: room for a second replica of the pipeline. Long enough for the new agents to
+    // start and join however busy the machine is.
     const twoNodes: Plan = { ...plan, virtualNodes: { total: 2 } };
-    const reference = readParams(join((await run('resized-reference', () => {}, undefined, twoNodes)).dir, 'checkpoints'));
-    let resized = false;
-    let grown = false;
-    let killed = false;
+    const steps = 60;
+    const reference = readParams(join((await run('resized-reference', () => {}, undefined, twoNodes, steps)).dir, 'checkpoints'));
+    let resizeError: Error | undefined;
+    let grownAt = -1;
+    let killedAt = -1;
     const { events, dir, error } = await run(
       'resized',
       (e, job) => {
-        if (!resized && e.type === 'step' && e.step === 2) {
-          resized = true;
-          void job.resize({ add: 2 });
-        }
-        if (e.type === 'membership' && e.agents.length === 4) grown = true;
-        // Once, after the 4 agents have run a few steps (steps 8 and 9 run again after the restart).
-        if (grown && !killed && e.type === 'step' && e.step === 9) {
-          killed = true;
+        if (e.type === 'step' && e.step === 1 && grownAt < 0 && !resizeError) job.resize({ add: 2 }).catch((err: Error) => (resizeError = err));
+        if (e.type === 'membership' && e.agents.length === 4 && grownAt < 0) grownAt = e.step;
+        // Once, two steps after the 4 agents took over (steps since the last checkpoint run again after the restart).
+        if (grownAt >= 0 && killedAt < 0 && e.type === 'step' && e.step >= grownAt + 2) {
+          killedAt = e.step;
           process.kill(job.coordinatorPid!, 'SIGKILL');
         }
       },
       undefined,
       twoNodes,
+      steps,
     );
+    expect(resizeError).toBeUndefined();
     expect(error).toBeUndefined();
+    expect(killedAt, 'the coordinator was killed after the resize').toBeGreaterThan(grownAt);
     const generations = events.flatMap((e) => (e.type === 'membership' ? [{ reason: e.reason, agents: e.agents.length }] : []));
     expect(generations).toEqual([
       { reason: 'start', agents: 2 },
       { reason: 'resize: +2', agents: 4 },
       { reason: 'resumed from a checkpoint', agents: 4 },
     ]);
-    expect(events.some((e) => e.type === 'log' && /coordinator was killed after step 9/.test(e.message))).toBe(true);
+    expect(events.some((e) => e.type === 'log' && e.message.includes(`coordinator was killed after step ${killedAt}`))).toBe(true);
     const params = readParams(join(dir, 'checkpoints'));
     // Two replicas sum their gradients in another order than one process: equal up to rounding.
     for (const [name, values] of reference) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-4);

@@ -53,11 +53,27 @@ describe('final gradients of a tensor-parallel shard go to the data-parallel buc
     }
   });
 
-  it('a sum that fails rejects done(), so the backward pass fails instead of hanging', async () => {
+  it('sums that fail reject done() with the first failure, and nothing is left unhandled or held', async () => {
     const groups = await shards();
-    const handOver = new FinalHandOver(groups[0], [spec('batchSplit')], () => {});
-    meshes[1].close();
-    handOver.add([tf.tensor1d([1, 2])], [0]);
-    await expect(handOver.done()).rejects.toThrow(/all-reduce/);
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const handed: number[] = [];
+      const handOver = new FinalHandOver(groups[0], [spec('batchSplit'), spec('batchSplit'), spec('sharded')], (k, g) => {
+        handed.push(k);
+        g.dispose();
+      });
+      meshes[1].close();
+      const before = tf.memory().numTensors;
+      handOver.add([tf.tensor1d([1, 2]), tf.tensor1d([3, 4]), tf.tensor1d([5, 6])], [0, 1, 2]);
+      await expect(handOver.done()).rejects.toThrow(/all-reduce/);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+      expect(handed).toEqual([]);
+      expect(tf.memory().numTensors).toBe(before);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

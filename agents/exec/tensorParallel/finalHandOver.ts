@@ -24,13 +24,15 @@ export class FinalHandOver {
     indices.forEach((k, j) => {
       const grad = grads[j];
       const ready = this.specs[k].sum === 'batchSplit' ? this.group.allReduceSum(grad).finally(() => grad.dispose()) : Promise.resolve(grad);
-      this.chain = this.chain.then(() => ready).then((g) => this.onFinal(k, g));
-      // Awaited in done(); until then a failure must not surface as an unhandled rejection.
-      this.chain.catch(() => {});
+      // Each failure is seen here; done() reports the first one.
+      ready.catch(() => {});
+      this.chain = this.chain.then(() => ready.then((g) => this.onFinal(k, g)));
+      // Once a hand-over failed, the later ones never happen: their tensors are let go.
+      this.chain.catch(() => ready.then((g) => g.dispose(), () => {}));
     });
   }
 
-  /** Every gradient handed over (the backward pass ends only then); rejects if a sum failed. */
+  /** Every gradient handed over; rejects if a sum failed. */
   done(): Promise<void> {
     return this.chain;
   }

@@ -28,6 +28,7 @@ export class ShardedStage {
   private readonly ops: StageOp[];
   readonly outputLayout: Layout;
   private gradients: Array<tf.Tensor | null> = [];
+  private handing: Promise<void> = Promise.resolve();
   /** Every op's input from training forward passes whose backward pass is still to come, by stage input. */
   private readonly kept = new Map<tf.Tensor, tf.Tensor[]>();
 
@@ -93,6 +94,7 @@ export class ShardedStage {
    */
   private async backwardFrom(saved: tf.Tensor[], x: tf.Tensor, dy: tf.Tensor, rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
     const handOver = onFinal ? new FinalHandOver(this.group, this.paramSpecs, onFinal) : null;
+    if (handOver) this.handing = handOver.done();
     let grad = dy;
     // Where nothing earlier has parameters and no input gradient is wanted, the rest is skipped.
     const lastNeeded = this.isFirst ? this.ops.findIndex((op) => op.kind === 'local' && op.params.length > 0) : 0;
@@ -107,8 +109,12 @@ export class ShardedStage {
           this.accumulate(op.params, dParams);
           return dx;
         });
-        // On the step's last backward pass these gradients are final: out they go, while earlier layers compute.
-        handOver?.add(op.params.map((k) => this.takeGradient(k)), op.params);
+        // On the step's last backward pass these gradients are final: out they go while earlier layers
+        // compute, and the event loop gets a turn so that the collectives just started make progress.
+        if (handOver && op.params.length > 0) {
+          handOver.add(op.params.map((k) => this.takeGradient(k)), op.params);
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       } else {
         next = await op.backward(grad, rows);
       }
@@ -116,7 +122,6 @@ export class ShardedStage {
       grad = next;
     }
     saved.forEach((t) => t !== x && t.dispose());
-    await handOver?.done();
     if (this.isFirst) {
       if (grad !== dy) grad.dispose();
       return null;
@@ -200,6 +205,13 @@ export class ShardedStage {
       this.gradients[k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j].clone());
       previous?.dispose();
     });
+  }
+
+  /** The last backward pass's hand-overs (FinalHandOver), once: the input gradient does not wait for them. */
+  handedOver(): Promise<void> {
+    const handing = this.handing;
+    this.handing = Promise.resolve();
+    return handing;
   }
 
   /** Take parameter k's accumulated gradient (zeros if none); takeGradients then gives zeros for it. */

@@ -133,7 +133,7 @@ export function stopScript(jobId: string, markStopped: boolean): string {
     'term() { kill -TERM "-$1" 2>/dev/null || kill -TERM "$1" 2>/dev/null || true; }',
     // The coordinator goes first (up to 1 s): were the agents first, it would see them die and record
     // the job as failed (a lost stage) before its own signal arrived.
-    'if [ -f "$J/coordinator.pid" ]; then c=$(cat "$J/coordinator.pid"); term "$c"; i=0; while kill -0 "$c" 2>/dev/null && [ $i -lt 20 ]; do i=$((i+1)); sleep 0.05; done; fi',
+    'if [ -f "$J/coordinator.pid" ]; then c=$(cat "$J/coordinator.pid"); term "$c"; i=0; while { kill -0 "-$c" || kill -0 "$c"; } 2>/dev/null && [ $i -lt 20 ]; do i=$((i+1)); sleep 0.05; done; fi',
     'for p in $pids; do term "$p"; done',
     'i=0; while alive && [ $i -lt 60 ]; do i=$((i+1)); sleep 0.05; done',
     'for p in $pids; do kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done',

@@ -130,9 +130,9 @@ export class LocalJob {
    * Start a coordinator (fresh, or resuming from a checkpoint after the previous one crashed), attach
    * to its events and start the agents, which join it on their own.
    */
-  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined, team?: { plan: Plan; agents: number }): Promise<void> {
-    const { model } = this.options;
-    const { plan, agents } = team ?? this.options;
+  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined, team?: { plan: Plan; agents: number } | null): Promise<void> {
+    const { model, plan } = this.options;
+    const agents = team?.agents ?? this.options.agents;
     const bundle = agentBundlePath();
     const epoch = ++this.coordinatorEpoch;
     let port!: (p: number) => void;
@@ -144,6 +144,7 @@ export class LocalJob {
         secret,
         jobId: this.id,
         plan,
+        ...(team ? { startPlan: team.plan } : {}),
         model,
         agents,
         steps,
@@ -227,19 +228,11 @@ export class LocalJob {
     await Promise.all(leftovers.map((p) => p.exited));
     if (this.stopping) return;
     try {
-      await this.startCoordinator(secret, steps, checkpoint, this.currentTeam());
+      const { plan, model, agents } = this.options;
+      await this.startCoordinator(secret, steps, checkpoint, teamAfterRestart(plan, model, agents, this.events));
     } catch (err) {
       this.fail(`The coordinator could not be restarted: ${(err as Error).message}`);
     }
-  }
-
-  /**
-   * As many agents as the job had when its coordinator died — a resize may have changed them — under
-   * the plan re-planned for that many, as the coordinator's own resizes do (same stages, batch and V).
-   */
-  private currentTeam(): { plan: Plan; agents: number } {
-    const { plan, model, agents } = this.options;
-    return teamAfterRestart(plan, model, agents, this.events) ?? { plan, agents };
   }
 
   private coordinator: { port: number; secret: string; bundle: string } | null = null;

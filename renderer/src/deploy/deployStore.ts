@@ -88,7 +88,9 @@ export async function recoverDeployProgress(jobId: string): Promise<void> {
   } catch {
     return; // a local job, or a deploy of an earlier session
   }
-  if (useDeploy.getState().status) return;
+  // Still nothing shown, and still this job on show (another may have been opened meanwhile).
+  if (useDeploy.getState().status || useStudio.getState().job?.id !== jobId) return;
+  clearTimeout(polling);
   useDeploy.setState({ status });
   if (inProgress(status)) polling = setTimeout(() => void poll(jobId), POLL_MS);
 }
