@@ -106,11 +106,12 @@ export class DeployedStudioJob {
           },
           { follow: true, signal: this.abort.signal },
         );
-        if (this.abort.signal.aborted) return;
+        // Stopped from here: stop() says so once the processes are gone (their exit codes would read as a failure).
+        if (this.abort.signal.aborted || this.stopRequested) return;
         if (this.phase === 'attaching') this.phase = 'following';
         if (!result.ended && active(this.state)) await this.askHosts(record);
       } catch (err) {
-        if (!this.abort.signal.aborted) this.end('failed', `Cannot follow job ${this.id}: ${(err as Error).message}`);
+        if (!this.abort.signal.aborted && !this.stopRequested) this.end('failed', `Cannot follow job ${this.id}: ${(err as Error).message}`);
       }
     })();
     return this.following;
