@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { localClusterSpec } from '../../engine/cluster/cluster.js';
@@ -11,7 +10,7 @@ import { runClusterCommand } from '../../engine/node/hosts/clusterCommand.js';
 import { clusterProfileFile, loadClusterProfile } from '../../engine/node/hosts/clusterProfile.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
+import { freePort, makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
 import { runCommand } from '../support/commandRun.js';
 
 /**
@@ -29,15 +28,14 @@ const aliases = ['h2', 'h3', 'h4'];
 beforeAll(async () => {
   env = useTempHome();
   key = makeUserKey(join(env.home, 'keys'), 'id_survey');
-  homes = aliases.map((a) => mkdtempSync(join(tmpdir(), `shoal-survey-${a}-`)));
-  servers = await Promise.all([2, 3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
+  ({ servers, homes } = await startHostsWithHomes(aliases, [key.publicKey]));
   const down = { address: '127.0.0.4', port: await freePort('127.0.0.4'), user: servers[0].user };
   saveClusterHosts('lab', [...servers.map((s, i) => hostOf(s, aliases[i])), hostOf(down, 'down')]);
 });
 
 afterAll(async () => {
   await stopAllSshd();
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  removeHomes(homes);
   env?.restore();
 });
 

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JobEvent } from '../../engine/protocol/events.js';
@@ -7,7 +6,7 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
-import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
+import { makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -26,15 +25,16 @@ beforeAll(async () => {
   env = useTempHome();
   process.env.SHOAL_DATA_DIR = join(env.home, 'data');
   key = makeUserKey(join(env.home, 'keys'), 'id_jump');
-  homes = ['head', 'inner', 'bastion'].map((n) => mkdtempSync(join(tmpdir(), `shoal-jump-${n}-`)));
-  [head, inner, bastion] = await Promise.all([2, 3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
+  let servers: PrivateSshd[];
+  ({ servers, homes } = await startHostsWithHomes(['head', 'inner', 'bastion'], [key.publicKey]));
+  [head, inner, bastion] = servers;
   saveClusterHosts('behind', [hostFor(head, 'head', key.path), hostFor(inner, 'inner', key.path, [{ address: bastion.address, port: bastion.port, user: bastion.user, identityFiles: [key.path] }])]);
 });
 
 afterAll(async () => {
   await stopDeployedJobs();
   await stopAllSshd();
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  removeHomes(homes);
   delete process.env.SHOAL_DATA_DIR;
   env?.restore();
 });

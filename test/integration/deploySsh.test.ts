@@ -14,7 +14,7 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -33,15 +33,14 @@ beforeAll(async () => {
   env = useTempHome();
   process.env.SHOAL_DATA_DIR = join(env.home, 'data');
   key = makeUserKey(join(env.home, 'keys'), 'id_deploy');
-  homes = aliases.map((a) => mkdtempSync(join(tmpdir(), `shoal-host-${a}-`)));
-  servers = await Promise.all([2, 3, 4].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
+  ({ servers, homes } = await startHostsWithHomes(aliases, [key.publicKey]));
   saveClusterHosts('lab', servers.map((s, i) => hostOf(s, aliases[i])));
 });
 
 afterAll(async () => {
   await stopDeployedJobs();
   await stopAllSshd();
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  removeHomes(homes);
   delete process.env.SHOAL_DATA_DIR;
   env?.restore();
 });

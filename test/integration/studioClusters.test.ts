@@ -1,11 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dispatchCall } from '../../electron/rpcDispatch.js';
 import { createStudioService, type StudioService } from '../../engine/node/api.js';
 import type { ClusterTestStatus } from '../../engine/protocol/clusters.js';
-import { makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, startHostsWithHomes, removeHomes } from '../support/sshd.js';
 
 /** The studio's Cluster view API against real sshd servers: add, import, test, trust-on-first-use, link survey. */
 let env: ReturnType<typeof useTempHome>;
@@ -19,15 +18,16 @@ let homes: string[];
 beforeAll(async () => {
   env = useTempHome();
   key = makeUserKey(join(env.home, '.ssh'), 'id_lab');
-  homes = ['a', 'b'].map((n) => mkdtempSync(join(tmpdir(), `shoal-studio-host-${n}-`)));
-  [a, b] = await Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys: [key.publicKey], home: homes[0] }), startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey], home: homes[1] })]);
+  let servers: PrivateSshd[];
+  ({ servers, homes } = await startHostsWithHomes(['a', 'b'], [key.publicKey]));
+  [a, b] = servers;
   service = createStudioService({ shell: 'web' });
 });
 
 afterAll(async () => {
   await service?.close();
   await stopAllSshd();
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  removeHomes(homes);
   env?.restore();
 });
 

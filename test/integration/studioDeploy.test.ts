@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dispatchCall } from '../../electron/rpcDispatch.js';
@@ -11,7 +10,7 @@ import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { DeployStatus } from '../../engine/protocol/deploy.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor } from '../support/sshd.js';
+import { freePort, makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
 import { stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -33,8 +32,7 @@ beforeAll(async () => {
   env = useTempHome();
   process.env.SHOAL_DATA_DIR = join(env.home, 'data');
   key = makeUserKey(join(env.home, 'keys'), 'id_deploy');
-  homes = aliases.map((a) => mkdtempSync(join(tmpdir(), `shoal-host-${a}-`)));
-  servers = await Promise.all([2, 3].map((n, i) => startSshd({ address: `127.0.0.${n}`, authorizedKeys: [key.publicKey], home: homes[i] })));
+  ({ servers, homes } = await startHostsWithHomes(aliases, [key.publicKey]));
   saveClusterHosts('lab', servers.map((s, i) => hostOf(s, aliases[i])));
 });
 
@@ -42,7 +40,7 @@ afterAll(async () => {
   for (const s of open) await s.close();
   await stopDeployedJobs();
   await stopAllSshd();
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+  removeHomes(homes);
   delete process.env.SHOAL_DATA_DIR;
   env?.restore();
 });

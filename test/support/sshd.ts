@@ -212,6 +212,20 @@ export function startHostPair(authorizedKeys: string[]): Promise<[PrivateSshd, P
   return Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys }), startSshd({ address: '127.0.0.3', authorizedKeys })]);
 }
 
+/**
+ * One private server per name on 127.0.0.2, .3, …, each with its own $HOME (so each "host" has its own
+ * ~/.shoal: uploads, jobs and logs stay apart). Remove the homes with `removeHomes` after the servers stop.
+ */
+export async function startHostsWithHomes(names: string[], authorizedKeys: string[]): Promise<{ servers: PrivateSshd[]; homes: string[] }> {
+  const homes = names.map((n) => mkdtempSync(join(tmpdir(), `shoal-host-${n}-`)));
+  const servers = await Promise.all(homes.map((home, i) => startSshd({ address: `127.0.0.${i + 2}`, authorizedKeys, home })));
+  return { servers, homes };
+}
+
+export function removeHomes(homes: string[] | undefined): void {
+  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+}
+
 /** A cluster host for a test server, reached with the key at `keyPath` (not ssh-agent), through `jump` when given. */
 export function hostFor(s: { address: string; port: number; user: string }, alias: string, keyPath: string, jump: SshHost['jump'] = []): SshHost {
   return { alias, address: s.address, port: s.port, user: s.user, identityFiles: [keyPath], useAgent: false, jump };

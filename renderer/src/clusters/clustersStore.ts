@@ -1,6 +1,7 @@
 import { create } from 'zustand';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest } from '../../../engine/protocol/clusters';
 import { studioClient } from '../store/actions';
+import { errorText } from '../store/errorText';
 
 /**
  * The Cluster view's data: stored SSH clusters, the one selected, and its connection test — polled
@@ -18,7 +19,6 @@ interface ClustersState {
 export const useClusters = create<ClustersState>()(() => ({}));
 
 const POLL_MS = 300;
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 let polling: ReturnType<typeof setTimeout> | undefined;
 
 export async function refreshClusters(): Promise<void> {

@@ -5,6 +5,7 @@ import { launchJob, showJobWithHistory, studioClient } from '../store/actions';
 import { currentPlanState } from '../store/planState';
 import { useStudio } from '../store/studioStore';
 import { useEditor } from '../editor/editorStore';
+import { errorText } from '../store/errorText';
 
 /**
  * Deploying from the studio: where to (This machine, detached, or a stored SSH cluster), the deploy's
@@ -26,7 +27,6 @@ interface DeployState {
 export const useDeploy = create<DeployState>()(() => ({ target: 'local', noGpu: false, loadingJobs: false }));
 
 const POLL_MS = 300;
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 let polling: ReturnType<typeof setTimeout> | undefined;
 
 const inProgress = (s: DeployStatus) => s.phase === 'preparing' || s.phase === 'starting' || s.phase === 'attaching';

@@ -2,6 +2,7 @@ import type { ClusterSpec } from '../../../engine/cluster/spec';
 import type { ModelGraph } from '../../../engine/model/graph';
 import { suggestPlans } from '../../../engine/planner/suggestPlans';
 import type { PlannerResult } from '../../../engine/planner/suggestPlans';
+import { errorText } from '../store/errorText';
 
 /** The auto-planner off the main thread: one request in, progress and one answer out. */
 export interface PlanRequest {
@@ -32,7 +33,7 @@ export function runPlanner(request: PlanRequest, reply: (message: PlanReply) => 
     });
     reply({ id, kind: 'done', result });
   } catch (error) {
-    reply({ id, kind: 'error', message: error instanceof Error ? error.message : String(error) });
+    reply({ id, kind: 'error', message: errorText(error) });
   }
 }
 

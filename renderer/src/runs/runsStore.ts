@@ -2,6 +2,7 @@ import { create } from 'zustand';
 import type { RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import { studioClient } from '../store/actions';
 import { downloadBase64 } from '../shell/download';
+import { errorText } from '../store/errorText';
 
 /**
  * The Runs overlay's data: the run folders on disk (through the studio API), the run opened, the two
@@ -19,7 +20,6 @@ interface RunsState {
 
 export const useRuns = create<RunsState>()(() => ({ runs: [], loading: false, compare: [], details: {}, exports: {} }));
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 export async function refreshRuns(): Promise<void> {
   const client = studioClient();

@@ -11,6 +11,7 @@ import { clearPlan, loadPlan, useEditor } from '../editor/editorStore';
 import { currentPlanState } from './planState';
 import { useStudio } from './studioStore';
 import type { PresetName } from './studioStore';
+import { errorText } from './errorText';
 
 /**
  * The studio's actions: connect, open a model, start and stop a job, and fold live job events into the
@@ -21,7 +22,6 @@ const FLUSH_MS = 200;
 let queue: Array<{ jobId: string; event: JobEvent }> = [];
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
 function flush(): void {
   flushTimer = undefined;
