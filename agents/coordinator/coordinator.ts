@@ -9,6 +9,7 @@ import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
 import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart, teamAfterRestart } from './restart.js';
+import type { SyntheticStageMs } from '../exec/syntheticStage.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -36,7 +37,7 @@ export interface CoordinatorConfig {
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec?: number;
   /** Benchmarks only: every stage sleeps this long per micro-batch instead of computing (agents/exec/syntheticStage.ts). */
-  syntheticStageMs?: { forward: number; backward: number };
+  syntheticStageMs?: SyntheticStageMs;
   /** Re-balance virtual nodes between replicas by their measured speed (default true). */
   rebalance?: boolean;
   /** Overlap gradient all-reduce with the last backward pass (default true). */

@@ -17,6 +17,7 @@ import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.j
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
 import { checkResize, requestResize, type ResizeRequest } from './jobControl.js';
 import { createRunDir, latestCheckpoint } from './runStore.js';
+import type { SyntheticStageMs } from '../../../agents/exec/syntheticStage.js';
 
 export interface LocalJobOptions {
   model: ModelGraph;
@@ -34,10 +35,11 @@ export interface LocalJobOptions {
   /** Evaluate on the test set every this many steps (and at the end); default: every epoch. */
   evalEverySteps?: number;
   /**
-   * Benchmarks only: stages do no arithmetic but sleep this long per micro-batch and pass zeros on, so
-   * a schedule's utilization can be measured on a machine with fewer cores than stages.
+   * Benchmarks only: stages do no arithmetic but take this long per micro-batch (sleeping, so a
+   * schedule's utilization can be measured on a machine with fewer cores than stages, or holding a
+   * core with `busy`) and pass zeros on.
    */
-  syntheticStageMs?: { forward: number; backward: number };
+  syntheticStageMs?: SyntheticStageMs;
   /** Re-balance virtual nodes between replicas by measured speed (default true). */
   rebalance?: boolean;
   /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower (sleeps after each pass). */
