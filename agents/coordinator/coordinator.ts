@@ -36,7 +36,7 @@ export interface CoordinatorConfig {
   heartbeatTimeoutSec?: number;
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec?: number;
-  /** Benchmarks only: every stage sleeps this long per micro-batch instead of computing (agents/exec/syntheticStage.ts). */
+  /** Benchmarks only: every stage takes this long per micro-batch instead of computing, asleep or busy (agents/exec/syntheticStage.ts). */
   syntheticStageMs?: SyntheticStageMs;
   /** Re-balance virtual nodes between replicas by their measured speed (default true). */
   rebalance?: boolean;

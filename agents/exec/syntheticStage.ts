@@ -34,7 +34,7 @@ const SPIN_MS = 1;
 export function sleepThread(ms: number): void {
   const until = performance.now() + ms;
   for (let left = ms; left > SPIN_MS; left = until - performance.now()) Atomics.wait(sleeper, 0, 0, left - SPIN_MS);
-  while (performance.now() < until);
+  spinThread(until - performance.now());
 }
 
 /** Hold the calling thread's core for `ms`. */

@@ -20,7 +20,7 @@ function cpuMsOf(f: () => void): number {
  * holds its core (CPU time close to the pass) or parks the thread (CPU time near zero).
  */
 describe('synthetic stage passes', () => {
-  const passMs = 60;
+  const passMs = 80;
 
   it('sleeping passes leave the core free and still return zeros of the right shapes', () => {
     const module = stub();
@@ -30,15 +30,16 @@ describe('synthetic stage passes', () => {
     expect(y!.shape).toEqual([2, 3]);
     expect(Array.from(y!.dataSync())).toEqual([0, 0, 0, 0, 0, 0]);
     // Only the last millisecond is spun (timer slack); the rest is parked in the kernel.
-    expect(cpu).toBeLessThan(passMs / 3);
+    expect(cpu).toBeLessThan(passMs / 4);
   });
 
   it('busy passes hold the core for the pass, as real arithmetic would', () => {
     const module = stub();
     makeSynthetic(module, { forward: passMs, backward: passMs, busy: true });
     const cpu = cpuMsOf(() => module.forward(tf.ones([2, 5])).dispose());
-    // A descheduled busy loop accrues less CPU than wall time; a third is far above what sleeping uses.
-    expect(cpu).toBeGreaterThan(passMs / 3);
+    // A descheduled busy loop accrues less CPU than wall time (about half of it with twice as many
+    // busy threads as cores); a quarter is still far above what a sleeping pass uses.
+    expect(cpu).toBeGreaterThan(passMs / 4);
     const steps = module.backwardSteps(tf.ones([2, 5]), tf.ones([2, 3]));
     let dx = steps.next();
     while (!dx.done) dx = steps.next();
