@@ -22,8 +22,9 @@ import { zooModel } from '../engine/model/zoo.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
 import type { Plan } from '../engine/plan/plan.js';
 import { presetPlan } from '../engine/plan/presets.js';
-import { measuredBubble, stageComputeMs } from '../engine/protocol/clockAlign.js';
+import { measuredBubble, pipelineSpanMs, stageComputeMs } from '../engine/protocol/clockAlign.js';
 import type { JobEvent, TimelineJobEvent } from '../engine/protocol/events.js';
+import type { SyntheticStageMs } from '../agents/exec/syntheticStage.js';
 import { simulatePipeline } from '../engine/sim/simulatePipeline.js';
 import { report, type Column } from './lib/report.js';
 import { args, numberFlag as flag } from './lib/args.js';
@@ -47,6 +48,8 @@ interface Row {
   simulatedBubble: number | null;
   /** Bubble per measured step. */
   bubbleBySteps: number[];
+  /** Median over the measured steps of the pipeline phase (first compute to last compute). */
+  spanMs: number;
   /** First stage's peak of stashed micro-batch inputs, and their bytes. */
   peakStashed: number;
   peakStashedBytes: number;
@@ -63,7 +66,7 @@ const runsRoot = mkdtempSync(join(tmpdir(), 'shoal-bench-pipeline-'));
 let runs = 0;
 
 /** Run a job; one retry, since a job can fail for reasons outside it (the machine is shared). */
-async function run(plan: Plan, agents: number, synthetic: boolean): Promise<JobEvent[]> {
+async function run(plan: Plan, agents: number, synthetic?: SyntheticStageMs): Promise<JobEvent[]> {
   try {
     return await runOnce(plan, agents, synthetic);
   } catch (err) {
@@ -72,7 +75,7 @@ async function run(plan: Plan, agents: number, synthetic: boolean): Promise<JobE
   }
 }
 
-async function runOnce(plan: Plan, agents: number, synthetic: boolean): Promise<JobEvent[]> {
+async function runOnce(plan: Plan, agents: number, synthetic?: SyntheticStageMs): Promise<JobEvent[]> {
   const events: JobEvent[] = [];
   const job = new LocalJob({
     model,
@@ -80,8 +83,7 @@ async function runOnce(plan: Plan, agents: number, synthetic: boolean): Promise<
     agents,
     steps,
     evalEverySteps: steps,
-    // Stages hold a core while they "compute" where each has one, as real arithmetic does.
-    syntheticStageMs: synthetic ? { ...stageMs, busy: agents <= cores } : undefined,
+    syntheticStageMs: synthetic,
     profile: false,
     timelineEverySteps: 1,
     runDir: join(runsRoot, String(runs++)),
@@ -90,6 +92,28 @@ async function runOnce(plan: Plan, agents: number, synthetic: boolean): Promise<
   await job.start();
   await job.exited();
   return events;
+}
+
+/** The timelines of the measured steps (step 0 pays connection warm-up). */
+const measuredTimelines = (events: JobEvent[]) => events.filter((e): e is TimelineJobEvent => e.type === 'timeline' && e.step > 0);
+
+/**
+ * What each 1F1B micro-batch cycle at p = 2 idles the stages beyond theory, for turn-arounds of C ms
+ * (forward + backward): the cost of the two hand-overs (send, event-loop turn, receive) and the
+ * bookkeeping around them. From the median measured bubble b, as b = 1 − m·C / ((m + 1)·C + m·o);
+ * with C = 0 the pipeline phase is nothing but hand-overs, so o = span / m.
+ */
+function idlePerCycleMs(timelines: TimelineJobEvent[], m: number, turnAroundMs: number): number {
+  if (turnAroundMs === 0) return median(timelines.map((t) => pipelineSpanMs(t.events, 0))) / m;
+  const b = median(timelines.map((t) => measuredBubble(t.events, 0)));
+  return turnAroundMs * (1 / (1 - b) - (m + 1) / m);
+}
+
+/** idlePerCycleMs for a p = 2, 1F1B job of busy synthetic stages with this forward time (backward twice it). */
+async function idleWithPassesOf(forwardMs: number, m: number): Promise<number> {
+  const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { microBatches: m }), schedule: '1f1b' };
+  const events = await run(plan, 2, { forward: forwardMs, backward: 2 * forwardMs, busy: true });
+  return idlePerCycleMs(measuredTimelines(events), m, 3 * forwardMs);
 }
 
 /** Simulated bubble of stages with the measured mean forward / backward times (no transfer cost). */
@@ -116,8 +140,9 @@ for (const stages of kinds) {
     for (const m of [4, 8, 16]) {
       for (const schedule of ['gpipe', '1f1b'] as const) {
         const plan: Plan = { ...presetPlan(model, `pp${p}-dp1`, { microBatches: m }), schedule };
-        const events = await run(plan, p, stages === 'synthetic');
-        const timelines = events.filter((e): e is TimelineJobEvent => e.type === 'timeline' && e.step > 0);
+        // Synthetic stages hold a core while they "compute" where each has one, as real arithmetic does.
+        const events = await run(plan, p, stages === 'synthetic' ? { ...stageMs, busy: p <= cores } : undefined);
+        const timelines = measuredTimelines(events);
         const stepEvents = events.filter((e): e is Extract<JobEvent, { type: 'step' }> => e.type === 'step' && e.step > 0);
         const bubbles = timelines.map((t) => measuredBubble(t.events, 0));
         // Median over the steps: one step slowed by other work on the shared machine does not move it.
@@ -134,6 +159,7 @@ for (const stages of kinds) {
           relError: Math.abs(measured - theory) / theory,
           simulatedBubble: stages === 'real' ? simulatedBubble(timelines, m, schedule) : null,
           bubbleBySteps: bubbles,
+          spanMs: median(timelines.map((t) => pipelineSpanMs(t.events, 0))),
           peakStashed: Math.max(0, ...first.map((x) => x.peakStashed)),
           peakStashedBytes: Math.max(0, ...first.map((x) => x.peakStashedBytes)),
           meanStepMs: stepEvents.reduce((a, e) => a + e.stepMs, 0) / Math.max(stepEvents.length, 1),
@@ -144,6 +170,20 @@ for (const stages of kinds) {
     }
   }
 }
+// Hand-overs at p = 2, m = 16, 1F1B: what each cycle idles the stages for shorter turn-arounds (the
+// runtime alone at 0 ms), and for the main run's, beside what 10% of theory allows the main run.
+const handOverM = 16;
+const passMs = stageMs.forward + stageMs.backward;
+const idleByTurnAround: Array<{ turnAroundMs: number; idleMsPerCycle: number }> = [];
+for (const forwardMs of [0, 5, 20]) idleByTurnAround.push({ turnAroundMs: 3 * forwardMs, idleMsPerCycle: await idleWithPassesOf(forwardMs, handOverM) });
+const mainRow = rows.find((r) => r.stages === 'synthetic' && r.p === 2 && r.m === handOverM && r.schedule === '1f1b');
+if (mainRow) idleByTurnAround.push({ turnAroundMs: passMs, idleMsPerCycle: passMs * (1 / (1 - mainRow.measuredBubble) - (handOverM + 1) / handOverM) });
+const handOver = {
+  m: handOverM,
+  idleByTurnAround,
+  // 1 − m·C / ((m + 1)·C + m·o) stays within 10% of 1/(m + 1) while o ≤ 0.1·(m + 1)·C / (m·(m − 0.1)).
+  budgetMs: (0.1 * (handOverM + 1) * passMs) / (handOverM * (handOverM - 0.1)),
+};
 rmSync(runsRoot, { recursive: true, force: true });
 const benchSeconds = (performance.now() - started) / 1000;
 
@@ -171,11 +211,12 @@ const memory = [2, 4].map((p) => {
 const notes = [
   `Bubble = 1 − Σ compute / (p × span) per step, span from the first to the last forward/backward of any stage, on the coordinator's clock (each agent's offset estimated by ping-pong, min-RTT sample); median over steps 1..${steps - 1} (step 0 pays connection warm-up).`,
   `Synthetic stages: every forward takes ${stageMs.forward} ms, every backward ${stageMs.backward} ms per micro-batch (the last stage ${stageMs.forward + stageMs.backward} ms per turn-around), model cnn; the runtime around them is real. They hold their core (a busy wait) where there is a core per stage (p ≤ ${cores}), as real arithmetic does, and sleep otherwise; a sleeping stage's CPU goes idle, and here the first moments after an idle CPU wakes run slowly, which lands on the transfers after each pass.`,
-  `What theory leaves out: at p = 2, 1F1B's steady state has no slack — each stage's next pass waits for the other's last one — so every hand-over (send, event-loop turn, receive; about 0.5–1 ms here) lengthens every cycle; GPipe's hand-overs overlap the next pass.`,
+  `What theory leaves out: at p = 2, 1F1B's steady state has no slack — each stage's next pass waits for the other's last one — so every hand-over (send, event-loop turn, receive) lengthens every cycle; GPipe's hand-overs overlap the next pass.`,
+  `Hand-overs, p = 2, m = ${handOver.m}, 1F1B: each micro-batch cycle idles the stages ${handOver.idleByTurnAround.map((h) => `${h.idleMsPerCycle.toFixed(2)} ms with turn-arounds of ${h.turnAroundMs} ms`).join(', ')}; within 10% of theory allows ${handOver.budgetMs.toFixed(2)} ms at ${passMs} ms. The runtime alone (0 ms) costs the least; the longer the pass before a hand-over, the slower it runs here.`,
   `Real stages: MNIST cnn balanced by FLOPs, global batch 64 (micro-batches of 64/m samples), run only where there is a core per stage (${cores} cores here).`,
   `* Real stages are not uniform, so (p−1)/(m+p−1) is not their bubble; "simulated" is the simulator's bubble for the measured mean per-stage times, the fair reference for those rows.`,
   `Target: synthetic rows within 10% relative of theory — ${within} of ${synthetic.length} rows${within < synthetic.length ? ` (off: ${synthetic.filter((r) => r.relError > 0.1).map((r) => `p=${r.p} m=${r.m} ${r.schedule} ${(r.relError * 100).toFixed(1)}%`).join(', ')})` : ''}.`,
   `Peak activation memory (first stage, stashed micro-batch inputs): ${memory.filter(Boolean).join('; ')}. 1F1B keeps at most p − s micro-batches on stage s, GPipe all m.`,
   `This machine is shared (other engineers' test runs); load average (1 min) before / after: ${loadBefore.toFixed(2)} / ${loadavg()[0].toFixed(2)}. Real-stage timings are noisy. Benchmark wall time ${benchSeconds.toFixed(0)} s.`,
 ];
-report('pipeline', 'Pipeline bubbles: measured vs (p−1)/(m+p−1), GPipe and 1F1B', rows, columns, notes, { syntheticStageMs: stageMs, steps, benchSeconds });
+report('pipeline', 'Pipeline bubbles: measured vs (p−1)/(m+p−1), GPipe and 1F1B', rows, columns, notes, { syntheticStageMs: stageMs, steps, handOver, benchSeconds });

@@ -45,14 +45,22 @@ const isCompute = (e: TimelineEvent) => e.kind === 'forward' || e.kind === 'back
  * Events of one replica (or of every replica, when `replica` is undefined and there is one).
  */
 export function measuredBubble(events: TimelineEvent[], replica?: number): number {
-  const compute = events.filter((e) => isCompute(e) && (replica === undefined || e.replica === undefined || e.replica === replica));
+  const compute = computeOf(events, replica);
   if (compute.length === 0) return 0;
   const stages = new Set(compute.map((e) => e.stage)).size;
-  const start = Math.min(...compute.map((e) => e.startMs));
-  const end = Math.max(...compute.map((e) => e.endMs));
   const busy = compute.reduce((sum, e) => sum + (e.endMs - e.startMs), 0);
-  return 1 - busy / (stages * Math.max(end - start, 1e-9));
+  return 1 - busy / (stages * Math.max(pipelineSpanMs(events, replica), 1e-9));
 }
+
+/** Milliseconds from the first compute of any stage to the last (0 without compute): the pipeline phase of a step. */
+export function pipelineSpanMs(events: TimelineEvent[], replica?: number): number {
+  const compute = computeOf(events, replica);
+  if (compute.length === 0) return 0;
+  return Math.max(...compute.map((e) => e.endMs)) - Math.min(...compute.map((e) => e.startMs));
+}
+
+const computeOf = (events: TimelineEvent[], replica?: number) =>
+  events.filter((e) => isCompute(e) && (replica === undefined || e.replica === undefined || e.replica === replica));
 
 /** Mean forward and backward milliseconds per micro-batch of each stage (a fused turn-around counts as its forward). */
 export function stageComputeMs(events: TimelineEvent[]): Array<{ stage: number; forwardMs: number; backwardMs: number; fusedMs: number }> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { alignEvents, clockOffset, measuredBubble, stageComputeMs } from '../../engine/protocol/clockAlign.js';
+import { alignEvents, clockOffset, measuredBubble, pipelineSpanMs, stageComputeMs } from '../../engine/protocol/clockAlign.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
 import { simulatePipeline } from '../../engine/sim/simulatePipeline.js';
 
@@ -40,8 +40,21 @@ describe('clock offsets and timeline alignment', () => {
       for (const schedule of ['gpipe', '1f1b'] as const) {
         const sim = simulatePipeline(stages, m, schedule);
         expect(measuredBubble(sim.events)).toBeCloseTo((p - 1) / (m + p - 1), 9);
+        // The pipeline phase of uniform stages lasts m + p − 1 turns of forward plus backward.
+        expect(pipelineSpanMs(sim.events)).toBeCloseTo((m + p - 1) * 3, 9);
       }
     }
+  });
+
+  it('spans only the compute: transfers and updates before or after it do not count', () => {
+    const events: TimelineEvent[] = [
+      { stage: 0, kind: 'recv', micro: 0, startMs: 0, endMs: 4 },
+      { stage: 0, kind: 'forward', micro: 0, startMs: 4, endMs: 6 },
+      { stage: 1, kind: 'backward', micro: 0, startMs: 7, endMs: 9 },
+      { stage: 1, kind: 'optimizer', startMs: 9, endMs: 20 },
+    ];
+    expect(pipelineSpanMs(events)).toBe(5);
+    expect(pipelineSpanMs(events.filter((e) => e.kind === 'optimizer'))).toBe(0);
   });
 
   it('averages per-stage compute, fused turn-arounds apart', () => {
