@@ -14,10 +14,15 @@
  *   not time, so they are compared with the simulator fed the measured stage times too.
  * Peak activation memory: stashed micro-batch inputs of the first stage (the deepest stash) under each
  * schedule, from the same recording.
+ * Hand-overs: at p = 2, 1F1B has no slack, so each cycle's send and receive add to the bubble. What
+ * they cost per cycle is measured for turn-arounds of 0–180 ms, beside two bare Node processes doing
+ * the same exchange (bench/peers/exchange_loop.ts), the physical reference.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { zooModel } from '../engine/model/zoo.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
 import type { Plan } from '../engine/plan/plan.js';
@@ -109,11 +114,23 @@ function idlePerCycleMs(timelines: TimelineJobEvent[], m: number, turnAroundMs: 
   return turnAroundMs * (1 / (1 - b) - (m + 1) / m);
 }
 
-/** idlePerCycleMs for a p = 2, 1F1B job of busy synthetic stages with this forward time (backward twice it). */
-async function idleWithPassesOf(forwardMs: number, m: number): Promise<number> {
+/**
+ * idlePerCycleMs for a p = 2, 1F1B job of busy synthetic stages with this forward time (backward twice
+ * it), and the bytes of the activations its stages hand over.
+ */
+async function idleWithPassesOf(forwardMs: number, m: number): Promise<{ idleMsPerCycle: number; bytes: number }> {
   const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { microBatches: m }), schedule: '1f1b' };
-  const events = await run(plan, 2, { forward: forwardMs, backward: 2 * forwardMs, busy: true });
-  return idlePerCycleMs(measuredTimelines(events), m, 3 * forwardMs);
+  const timelines = measuredTimelines(await run(plan, 2, { forward: forwardMs, backward: 2 * forwardMs, busy: true }));
+  const sends = timelines.flatMap((t) => t.events.filter((e) => e.kind === 'send').map((e) => e.bytes ?? 0));
+  return { idleMsPerCycle: idlePerCycleMs(timelines, m, 3 * forwardMs), bytes: median(sends) };
+}
+
+/** The same cycle between two bare Node processes (bench/peers/exchange_loop.ts): the machine's own hand-over cost. */
+function bareNodeMsPerCycle(turnAroundMs: number, bytes: number): number {
+  const peer = join(dirname(fileURLToPath(import.meta.url)), 'peers/exchange_loop.ts');
+  const res = spawnSync(process.execPath, [...process.execArgv, peer, '--turnaround-ms', String(turnAroundMs), '--bytes', String(bytes)], { encoding: 'utf8', timeout: 120_000 });
+  if (res.status !== 0) throw new Error(`bare Node exchange loop failed: ${res.stderr}`);
+  return (JSON.parse(res.stdout.trim().split('\n').pop() ?? '{}') as { overheadMsPerCycle: number }).overheadMsPerCycle;
 }
 
 /** Simulated bubble of stages with the measured mean forward / backward times (no transfer cost). */
@@ -174,10 +191,21 @@ for (const stages of kinds) {
 // runtime alone at 0 ms), and for the main run's, beside what 10% of theory allows the main run.
 const handOverM = 16;
 const passMs = stageMs.forward + stageMs.backward;
-const idleByTurnAround: Array<{ turnAroundMs: number; idleMsPerCycle: number }> = [];
-for (const forwardMs of [0, 5, 20]) idleByTurnAround.push({ turnAroundMs: 3 * forwardMs, idleMsPerCycle: await idleWithPassesOf(forwardMs, handOverM) });
+const idleByTurnAround: Array<{ turnAroundMs: number; shoalMsPerCycle: number; bareNodeMsPerCycle: number }> = [];
+let handOverBytes = 0;
+for (const forwardMs of [0, 5, 20]) {
+  const { idleMsPerCycle, bytes } = await idleWithPassesOf(forwardMs, handOverM);
+  handOverBytes = bytes;
+  idleByTurnAround.push({ turnAroundMs: 3 * forwardMs, shoalMsPerCycle: idleMsPerCycle, bareNodeMsPerCycle: bareNodeMsPerCycle(3 * forwardMs, bytes) });
+}
 const mainRow = rows.find((r) => r.stages === 'synthetic' && r.p === 2 && r.m === handOverM && r.schedule === '1f1b');
-if (mainRow) idleByTurnAround.push({ turnAroundMs: passMs, idleMsPerCycle: passMs * (1 / (1 - mainRow.measuredBubble) - (handOverM + 1) / handOverM) });
+if (mainRow) {
+  idleByTurnAround.push({
+    turnAroundMs: passMs,
+    shoalMsPerCycle: passMs * (1 / (1 - mainRow.measuredBubble) - (handOverM + 1) / handOverM),
+    bareNodeMsPerCycle: bareNodeMsPerCycle(passMs, handOverBytes),
+  });
+}
 const handOver = {
   m: handOverM,
   idleByTurnAround,
@@ -212,7 +240,7 @@ const notes = [
   `Bubble = 1 − Σ compute / (p × span) per step, span from the first to the last forward/backward of any stage, on the coordinator's clock (each agent's offset estimated by ping-pong, min-RTT sample); median over steps 1..${steps - 1} (step 0 pays connection warm-up).`,
   `Synthetic stages: every forward takes ${stageMs.forward} ms, every backward ${stageMs.backward} ms per micro-batch (the last stage ${stageMs.forward + stageMs.backward} ms per turn-around), model cnn; the runtime around them is real. They hold their core (a busy wait) where there is a core per stage (p ≤ ${cores}), as real arithmetic does, and sleep otherwise; a sleeping stage's CPU goes idle, and here the first moments after an idle CPU wakes run slowly, which lands on the transfers after each pass.`,
   `What theory leaves out: at p = 2, 1F1B's steady state has no slack — each stage's next pass waits for the other's last one — so every hand-over (send, event-loop turn, receive) lengthens every cycle; GPipe's hand-overs overlap the next pass.`,
-  `Hand-overs, p = 2, m = ${handOver.m}, 1F1B: each micro-batch cycle idles the stages ${handOver.idleByTurnAround.map((h) => `${h.idleMsPerCycle.toFixed(2)} ms with turn-arounds of ${h.turnAroundMs} ms`).join(', ')}; within 10% of theory allows ${handOver.budgetMs.toFixed(2)} ms at ${passMs} ms. The runtime alone (0 ms) costs the least; the longer the pass before a hand-over, the slower it runs here.`,
+  `Hand-overs, p = 2, m = ${handOver.m}, 1F1B (${(handOverBytes / 1024).toFixed(1)} KiB each way): what each micro-batch cycle idles the stages beyond theory, Shoal vs two bare Node processes doing nothing but the same busy turn-around and exchange (bench/peers/exchange_loop.ts) — ${handOver.idleByTurnAround.map((h) => `${h.turnAroundMs} ms turn-arounds: ${h.shoalMsPerCycle.toFixed(2)} vs ${h.bareNodeMsPerCycle.toFixed(2)} ms`).join('; ')}. Within 10% of theory allows ${handOver.budgetMs.toFixed(2)} ms per cycle at ${passMs} ms. Here a hand-over costs more the longer the pass before it, in bare Node too.`,
   `Real stages: MNIST cnn balanced by FLOPs, global batch 64 (micro-batches of 64/m samples), run only where there is a core per stage (${cores} cores here).`,
   `* Real stages are not uniform, so (p−1)/(m+p−1) is not their bubble; "simulated" is the simulator's bubble for the measured mean per-stage times, the fair reference for those rows.`,
   `Target: synthetic rows within 10% relative of theory — ${within} of ${synthetic.length} rows${within < synthetic.length ? ` (off: ${synthetic.filter((r) => r.relError > 0.1).map((r) => `p=${r.p} m=${r.m} ${r.schedule} ${(r.relError * 100).toFixed(1)}%`).join(', ')})` : ''}.`,
