@@ -103,26 +103,29 @@ async function runOnce(plan: Plan, agents: number, synthetic?: SyntheticStageMs)
 const measuredTimelines = (events: JobEvent[]) => events.filter((e): e is TimelineJobEvent => e.type === 'timeline' && e.step > 0);
 
 /**
- * What each 1F1B micro-batch cycle at p = 2 idles the stages beyond theory, for turn-arounds of C ms
- * (forward + backward): the cost of the two hand-overs (send, event-loop turn, receive) and the
- * bookkeeping around them. From the median measured bubble b, as b = 1 − m·C / ((m + 1)·C + m·o);
- * with C = 0 the pipeline phase is nothing but hand-overs, so o = span / m.
+ * What each 1F1B micro-batch cycle at p = 2 idles the stages beyond theory: the cost of its two
+ * hand-overs (send, event-loop turn, receive) and the bookkeeping between passes. With C′ the measured
+ * compute per cycle, the pipeline phase spans (m + 1)·C′ + m·o, and the bubble b gives C′ = span·(1 − b)/m,
+ * so o = span/m · (1 − (m + 1)(1 − b)/m); with passes of zero length, o = span/m. Median over the steps.
  */
-function idlePerCycleMs(timelines: TimelineJobEvent[], m: number, turnAroundMs: number): number {
-  if (turnAroundMs === 0) return median(timelines.map((t) => pipelineSpanMs(t.events, 0))) / m;
-  const b = median(timelines.map((t) => measuredBubble(t.events, 0)));
-  return turnAroundMs * (1 / (1 - b) - (m + 1) / m);
+function idlePerCycleMs(timelines: TimelineJobEvent[], m: number): number {
+  return median(
+    timelines.map((t) => {
+      const span = pipelineSpanMs(t.events, 0);
+      const b = measuredBubble(t.events, 0);
+      return (span / m) * (1 - ((m + 1) * (1 - b)) / m);
+    }),
+  );
 }
 
-/**
- * idlePerCycleMs for a p = 2, 1F1B job of busy synthetic stages with this forward time (backward twice
- * it), and the bytes of the activations its stages hand over.
- */
-async function idleWithPassesOf(forwardMs: number, m: number): Promise<{ idleMsPerCycle: number; bytes: number }> {
+/** Median bytes of the activations and gradients the stages handed over. */
+const handedOverBytes = (timelines: TimelineJobEvent[]) =>
+  median(timelines.flatMap((t) => t.events.filter((e) => e.kind === 'send' && e.bytes !== undefined).map((e) => e.bytes!)));
+
+/** The timelines of a p = 2, m, 1F1B job of busy synthetic stages with this forward time (backward twice it). */
+async function busyPipelineTimelines(forwardMs: number, m: number): Promise<TimelineJobEvent[]> {
   const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { microBatches: m }), schedule: '1f1b' };
-  const timelines = measuredTimelines(await run(plan, 2, { forward: forwardMs, backward: 2 * forwardMs, busy: true }));
-  const sends = timelines.flatMap((t) => t.events.filter((e) => e.kind === 'send').map((e) => e.bytes ?? 0));
-  return { idleMsPerCycle: idlePerCycleMs(timelines, m, 3 * forwardMs), bytes: median(sends) };
+  return measuredTimelines(await run(plan, 2, { forward: forwardMs, backward: 2 * forwardMs, busy: true }));
 }
 
 /** The same cycle between two bare Node processes (bench/peers/exchange_loop.ts): the machine's own hand-over cost. */
@@ -150,6 +153,9 @@ function simulatedBubble(timelines: TimelineJobEvent[], m: number, schedule: 'gp
 const started = performance.now();
 const loadBefore = loadavg()[0];
 const rows: Row[] = [];
+/** The micro-batches of the hand-over measurements, and the main run's timelines at that m (p = 2, 1F1B). */
+const HAND_OVER_M = 16;
+let handOverTimelines: TimelineJobEvent[] = [];
 const kinds: Array<'synthetic' | 'real'> = skipReal ? ['synthetic'] : ['synthetic', 'real'];
 for (const stages of kinds) {
   for (const p of [2, 4]) {
@@ -160,6 +166,7 @@ for (const stages of kinds) {
         // Synthetic stages hold a core while they "compute" where each has one, as real arithmetic does.
         const events = await run(plan, p, stages === 'synthetic' ? { ...stageMs, busy: p <= cores } : undefined);
         const timelines = measuredTimelines(events);
+        if (stages === 'synthetic' && p === 2 && m === HAND_OVER_M && schedule === '1f1b') handOverTimelines = timelines;
         const stepEvents = events.filter((e): e is Extract<JobEvent, { type: 'step' }> => e.type === 'step' && e.step > 0);
         const bubbles = timelines.map((t) => measuredBubble(t.events, 0));
         // Median over the steps: one step slowed by other work on the shared machine does not move it.
@@ -187,30 +194,27 @@ for (const stages of kinds) {
     }
   }
 }
-// Hand-overs at p = 2, m = 16, 1F1B: what each cycle idles the stages for shorter turn-arounds (the
-// runtime alone at 0 ms), and for the main run's, beside what 10% of theory allows the main run.
-const handOverM = 16;
+// Hand-overs at p = 2, m = 16, 1F1B: what each cycle idles the stages for turn-arounds from 0 ms (the
+// runtime alone) to the main run's, beside bare Node doing the same, and what 10% of theory allows.
+// Busy stages need a core each.
 const passMs = stageMs.forward + stageMs.backward;
 const idleByTurnAround: Array<{ turnAroundMs: number; shoalMsPerCycle: number; bareNodeMsPerCycle: number }> = [];
 let handOverBytes = 0;
-for (const forwardMs of [0, 5, 20]) {
-  const { idleMsPerCycle, bytes } = await idleWithPassesOf(forwardMs, handOverM);
-  handOverBytes = bytes;
-  idleByTurnAround.push({ turnAroundMs: 3 * forwardMs, shoalMsPerCycle: idleMsPerCycle, bareNodeMsPerCycle: bareNodeMsPerCycle(3 * forwardMs, bytes) });
-}
-const mainRow = rows.find((r) => r.stages === 'synthetic' && r.p === 2 && r.m === handOverM && r.schedule === '1f1b');
-if (mainRow) {
-  idleByTurnAround.push({
-    turnAroundMs: passMs,
-    shoalMsPerCycle: passMs * (1 / (1 - mainRow.measuredBubble) - (handOverM + 1) / handOverM),
-    bareNodeMsPerCycle: bareNodeMsPerCycle(passMs, handOverBytes),
-  });
+if (cores >= 2 && handOverTimelines.length > 0) {
+  handOverBytes = handedOverBytes(handOverTimelines);
+  const measured: Array<[number, TimelineJobEvent[]]> = [];
+  for (const forwardMs of [0, 5, 20]) measured.push([3 * forwardMs, await busyPipelineTimelines(forwardMs, HAND_OVER_M)]);
+  measured.push([passMs, handOverTimelines]);
+  for (const [turnAroundMs, timelines] of measured) {
+    idleByTurnAround.push({ turnAroundMs, shoalMsPerCycle: idlePerCycleMs(timelines, HAND_OVER_M), bareNodeMsPerCycle: bareNodeMsPerCycle(turnAroundMs, handOverBytes) });
+  }
 }
 const handOver = {
-  m: handOverM,
+  m: HAND_OVER_M,
+  bytes: handOverBytes,
   idleByTurnAround,
   // 1 − m·C / ((m + 1)·C + m·o) stays within 10% of 1/(m + 1) while o ≤ 0.1·(m + 1)·C / (m·(m − 0.1)).
-  budgetMs: (0.1 * (handOverM + 1) * passMs) / (handOverM * (handOverM - 0.1)),
+  budgetMs: (0.1 * (HAND_OVER_M + 1) * passMs) / (HAND_OVER_M * (HAND_OVER_M - 0.1)),
 };
 rmSync(runsRoot, { recursive: true, force: true });
 const benchSeconds = (performance.now() - started) / 1000;
@@ -240,7 +244,9 @@ const notes = [
   `Bubble = 1 − Σ compute / (p × span) per step, span from the first to the last forward/backward of any stage, on the coordinator's clock (each agent's offset estimated by ping-pong, min-RTT sample); median over steps 1..${steps - 1} (step 0 pays connection warm-up).`,
   `Synthetic stages: every forward takes ${stageMs.forward} ms, every backward ${stageMs.backward} ms per micro-batch (the last stage ${stageMs.forward + stageMs.backward} ms per turn-around), model cnn; the runtime around them is real. They hold their core (a busy wait) where there is a core per stage (p ≤ ${cores}), as real arithmetic does, and sleep otherwise; a sleeping stage's CPU goes idle, and here the first moments after an idle CPU wakes run slowly, which lands on the transfers after each pass.`,
   `What theory leaves out: at p = 2, 1F1B's steady state has no slack — each stage's next pass waits for the other's last one — so every hand-over (send, event-loop turn, receive) lengthens every cycle; GPipe's hand-overs overlap the next pass.`,
-  `Hand-overs, p = 2, m = ${handOver.m}, 1F1B (${(handOverBytes / 1024).toFixed(1)} KiB each way): what each micro-batch cycle idles the stages beyond theory, Shoal vs two bare Node processes doing nothing but the same busy turn-around and exchange (bench/peers/exchange_loop.ts) — ${handOver.idleByTurnAround.map((h) => `${h.turnAroundMs} ms turn-arounds: ${h.shoalMsPerCycle.toFixed(2)} vs ${h.bareNodeMsPerCycle.toFixed(2)} ms`).join('; ')}. Within 10% of theory allows ${handOver.budgetMs.toFixed(2)} ms per cycle at ${passMs} ms. Here a hand-over costs more the longer the pass before it, in bare Node too.`,
+  idleByTurnAround.length === 0
+    ? `Hand-overs: not measured (they need a core per stage and the p = 2, m = ${HAND_OVER_M}, 1F1B run).`
+    : `Hand-overs, p = 2, m = ${handOver.m}, 1F1B (${(handOverBytes / 1024).toFixed(1)} KiB each way): what each micro-batch cycle idles the stages beyond theory, Shoal vs two bare Node processes doing nothing but the same busy turn-around and exchange (bench/peers/exchange_loop.ts) — ${idleByTurnAround.map((h) => `${h.turnAroundMs} ms turn-arounds: ${h.shoalMsPerCycle.toFixed(2)} vs ${h.bareNodeMsPerCycle.toFixed(2)} ms`).join('; ')}. Within 10% of theory allows ${handOver.budgetMs.toFixed(2)} ms per cycle at ${passMs} ms; bare Node alone ${idleByTurnAround.at(-1)!.bareNodeMsPerCycle > handOver.budgetMs ? 'exceeds' : 'stays within'} it.`,
   `Real stages: MNIST cnn balanced by FLOPs, global batch 64 (micro-batches of 64/m samples), run only where there is a core per stage (${cores} cores here).`,
   `* Real stages are not uniform, so (p−1)/(m+p−1) is not their bubble; "simulated" is the simulator's bubble for the measured mean per-stage times, the fair reference for those rows.`,
   `Target: synthetic rows within 10% relative of theory — ${within} of ${synthetic.length} rows${within < synthetic.length ? ` (off: ${synthetic.filter((r) => r.relError > 0.1).map((r) => `p=${r.p} m=${r.m} ${r.schedule} ${(r.relError * 100).toFixed(1)}%`).join(', ')})` : ''}.`,

@@ -5,7 +5,7 @@ import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { gpipeOrder, oneFOneBOrder, type PipelineOp } from '../../engine/sim/scheduleOrder.js';
 import type { TimelineKind } from '../../engine/protocol/timeline.js';
 import { gatherBatch } from '../data/mnist.js';
-import { sleepThread } from '../exec/syntheticStage.js';
+import { sleepThread } from '../exec/threadWait.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { clockMs, timeline } from '../runtime/timelineRecorder.js';
 import { receiveRows, sendRows } from './rowTransfer.js';

@@ -12,7 +12,7 @@
 import { fork } from 'node:child_process';
 import { connect, createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { spinThread } from '../../agents/exec/syntheticStage.js';
+import { spinThread } from '../../agents/exec/threadWait.js';
 
 const args = process.argv.slice(2);
 const flag = (name: string, fallback: number) => {
@@ -50,13 +50,22 @@ function exchange(socket: Socket, done?: (msPerCycle: number) => void): void {
 }
 
 if (args[0] === '--child') {
-  const socket = connect(Number(args[1]), '127.0.0.1', () => exchange(socket));
-  // The parent closes the connection when it has measured enough.
+  let connected = false;
+  const socket = connect(Number(args[1]), '127.0.0.1', () => {
+    connected = true;
+    exchange(socket);
+  });
+  // The parent closes the connection once it has measured enough; before that, an error is a failure.
   socket.on('close', () => process.exit(0));
-  socket.on('error', () => process.exit(0));
+  socket.on('error', (err) => {
+    if (!connected) console.error(`exchange loop: cannot reach the parent: ${err.message}`);
+    process.exit(connected ? 0 : 1);
+  });
 } else {
+  let measured = false;
   const server = createServer((socket) =>
     exchange(socket, (msPerCycle) => {
+      measured = true;
       console.log(JSON.stringify({ turnAroundMs, bytes, cycles, overheadMsPerCycle: msPerCycle - turnAroundMs }));
       socket.destroy();
       server.close();
@@ -64,6 +73,12 @@ if (args[0] === '--child') {
   );
   server.listen(0, '127.0.0.1', () => {
     const port = (server.address() as { port: number }).port;
-    fork(fileURLToPath(import.meta.url), ['--child', String(port), ...args], { execArgv: process.execArgv });
+    const child = fork(fileURLToPath(import.meta.url), ['--child', String(port), ...args], { execArgv: process.execArgv });
+    // A child that dies before the measurement is done would otherwise leave this process waiting.
+    child.on('exit', (code) => {
+      if (measured) return;
+      console.error(`exchange loop: the other process exited (code ${code}) before ${cycles} cycles were measured`);
+      process.exit(1);
+    });
   });
 }

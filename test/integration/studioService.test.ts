@@ -41,22 +41,40 @@ describe('studio service (the API both shells expose)', () => {
   });
 
   /** Start a long job, send `signal` to rank `rank` once it trains, and return the failure message. */
-  async function failureAfter(rank: number, signal: NodeJS.Signals): Promise<string> {
+  /** Signal one agent of a running job; the job's failure message, and whether that agent is gone once the studio closed. */
+  async function failureAfter(rank: number, signal: NodeJS.Signals): Promise<{ message: string; goneAfterClose: boolean }> {
     service = createStudioService({ shell: 'web' });
     const stream = collect(service);
     await service.startTraining({ plan: presetPlan(zooModel('mlp'), 'pp2-dp1'), agents: 2, steps: 100_000 });
     const agent = await stream.until((e) => e.type === 'agent' && e.rank === rank);
+    const pid = agent.type === 'agent' ? agent.pid : 0;
     await stream.until((e) => e.type === 'step' && e.step >= 3);
-    process.kill(agent.type === 'agent' ? agent.pid : 0, signal);
+    process.kill(pid, signal);
     const failed = await stream.until((e) => e.type === 'status' && e.state === 'failed');
-    return failed.type === 'status' ? (failed.message ?? '') : '';
+    await service.close();
+    service = null;
+    return { message: failed.type === 'status' ? (failed.message ?? '') : '', goneAfterClose: !isAlive(pid) };
+  }
+
+  /** Whether a process exists (signal 0 checks without signalling). */
+  function isAlive(pid: number): boolean {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   it('a killed agent fails the job with a message naming its rank and host', async () => {
-    expect(await failureAfter(1, 'SIGKILL')).toMatch(/rank 1 on local-\d \(pid \d+\) (disconnected|was killed by SIGKILL)/);
+    const { message } = await failureAfter(1, 'SIGKILL');
+    expect(message).toMatch(/rank 1 on local-\d \(pid \d+\) (disconnected|was killed by SIGKILL)/);
   });
 
   it('a stopped agent (SIGSTOP) is caught by heartbeats and fenced out', async () => {
-    expect(await failureAfter(0, 'SIGSTOP')).toMatch(/rank 0 on local-\d \(pid \d+\) stopped answering: no heartbeat for [\d.]+ s\. It was fenced out/);
+    const { message, goneAfterClose } = await failureAfter(0, 'SIGSTOP');
+    expect(message).toMatch(/rank 0 on local-\d \(pid \d+\) stopped answering: no heartbeat for [\d.]+ s\. It was fenced out/);
+    // Closing the studio ends the stopped agent too: it must not be left behind, stopped, for good.
+    expect(goneAfterClose).toBe(true);
   });
 });

@@ -329,7 +329,13 @@ export class LocalJob {
 
   /** Stop the job: every process of it is killed. */
   async stop(): Promise<void> {
-    if (this.state === 'finished' || this.state === 'failed' || this.state === 'stopped') return;
+    if (this.state === 'finished' || this.state === 'failed' || this.state === 'stopped') {
+      // Nothing to stop, but an agent fenced while stopped (SIGSTOP) may still be there: end it now,
+      // rather than leave it to a timer that a closing studio or CLI may not outlive.
+      this.kill();
+      await Promise.all(this.processes.map((p) => p.exited));
+      return;
+    }
     this.stopping = true;
     removeControlFile(this.runDir);
     this.emit({ type: 'status', state: 'stopped', message: 'stopped by the user', time: Date.now() });
@@ -338,10 +344,16 @@ export class LocalJob {
     await Promise.all(this.processes.map((p) => p.exited));
   }
 
-  /** SIGTERM first; SIGKILL after a grace period, which also ends a stopped (SIGSTOP) process. */
+  /**
+   * SIGTERM first, with SIGCONT so that a stopped (SIGSTOP) process acts on it now; SIGKILL after a
+   * grace period for anything still there.
+   */
   private kill(): void {
     const alive = () => this.processes.filter((p) => !hasExited(p));
-    for (const p of alive()) p.child.kill('SIGTERM');
+    for (const p of alive()) {
+      p.child.kill('SIGTERM');
+      p.child.kill('SIGCONT');
+    }
     setTimeout(() => alive().forEach((p) => p.child.kill('SIGKILL')), 2000).unref();
   }
 
