@@ -201,6 +201,7 @@ const passMs = stageMs.forward + stageMs.backward;
 const idleByTurnAround: Array<{ turnAroundMs: number; shoalMsPerCycle: number; bareNodeMsPerCycle: number }> = [];
 let handOverBytes = 0;
 if (cores >= 2 && handOverTimelines.length > 0) {
+  console.log(`hand-overs: p=2 m=${HAND_OVER_M} 1f1b with turn-arounds of 0, 15 and 60 ms, then bare Node at each (${((performance.now() - started) / 1000).toFixed(0)} s so far)`);
   handOverBytes = handedOverBytes(handOverTimelines);
   const measured: Array<[number, TimelineJobEvent[]]> = [];
   for (const forwardMs of [0, 5, 20]) measured.push([3 * forwardMs, await busyPipelineTimelines(forwardMs, HAND_OVER_M)]);

@@ -49,15 +49,16 @@ export function measuredBubble(events: TimelineEvent[], replica?: number): numbe
   if (compute.length === 0) return 0;
   const stages = new Set(compute.map((e) => e.stage)).size;
   const busy = compute.reduce((sum, e) => sum + (e.endMs - e.startMs), 0);
-  return 1 - busy / (stages * Math.max(pipelineSpanMs(events, replica), 1e-9));
+  return 1 - busy / (stages * Math.max(spanOf(compute), 1e-9));
 }
 
 /** Milliseconds from the first compute of any stage to the last (0 without compute): the pipeline phase of a step. */
 export function pipelineSpanMs(events: TimelineEvent[], replica?: number): number {
-  const compute = computeOf(events, replica);
-  if (compute.length === 0) return 0;
-  return Math.max(...compute.map((e) => e.endMs)) - Math.min(...compute.map((e) => e.startMs));
+  return spanOf(computeOf(events, replica));
 }
+
+const spanOf = (compute: TimelineEvent[]) =>
+  compute.length === 0 ? 0 : Math.max(...compute.map((e) => e.endMs)) - Math.min(...compute.map((e) => e.startMs));
 
 const computeOf = (events: TimelineEvent[], replica?: number) =>
   events.filter((e) => isCompute(e) && (replica === undefined || e.replica === undefined || e.replica === replica));

@@ -223,9 +223,7 @@ export class ShardedStage {
 
   /** Take the accumulated gradients (zeros where nothing accumulated) and reset the accumulators. */
   takeGradients(): tf.Tensor[] {
-    const grads = this.params.map((p, i) => this.gradients[i] ?? tf.zerosLike(p));
-    this.gradients = [];
-    return grads;
+    return this.params.map((_, k) => this.takeGradient(k));
   }
 
   dispose(): void {

@@ -20,7 +20,6 @@ interface RunsState {
 
 export const useRuns = create<RunsState>()(() => ({ runs: [], loading: false, compare: [], details: {}, exports: {} }));
 
-
 export async function refreshRuns(): Promise<void> {
   const client = studioClient();
   if (!client) return;

@@ -22,7 +22,6 @@ const FLUSH_MS = 200;
 let queue: Array<{ jobId: string; event: JobEvent }> = [];
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
 
-
 function flush(): void {
   flushTimer = undefined;
   const { job, set } = useStudio.getState();
