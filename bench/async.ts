@@ -158,7 +158,7 @@ function accuracyCurve(events: Timed[]): CurvePoint[] {
   for (const { event, at } of events) {
     if (event.type === 'step') lastStepAt = at;
     if (event.type !== 'eval') continue;
-    points.push({ epoch: event.epoch, seconds: (lastStepAt - origin - evaluating) / 1000, testAccuracy: event.testAccuracy });
+    points.push({ epoch: event.epoch, seconds: (lastStepAt - origin - evaluating) / 1000, testAccuracy: event.testAccuracy ?? NaN });
     evaluating += at - lastStepAt;
   }
   return points;

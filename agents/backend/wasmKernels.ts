@@ -1,5 +1,6 @@
 import { getKernel, registerKernel, type KernelConfig } from '@tensorflow/tfjs-core';
 import { conv2dBackpropFilterWasmConfig } from './conv2dBackpropFilterWasm.js';
+import { cpuFallbackConfigs, CPU_FALLBACK_KERNELS } from './cpuFallbackKernels.js';
 import { installTransposedMatMulWasm } from './transposedMatMulWasm.js';
 
 /**
@@ -7,8 +8,8 @@ import { installTransposedMatMulWasm } from './transposedMatMulWasm.js';
  * registry: Conv2DBackpropInput, MaxPoolGrad, AvgPoolGrad and the element-wise gradients exist on
  * wasm; only Conv2DBackpropFilter is missing for the zoo (conv2d + maxPool2d + dense).
  *
- * Also missing, but no Shoal layer uses them yet: DepthwiseConv2dNativeBackpropFilter/Input and
- * UnsortedSegmentSum (embeddings). Add them here when a layer that needs them arrives.
+ * Also missing: DepthwiseConv2dNativeBackpropFilter/Input (depthwise and separable convolutions) and
+ * UnsortedSegmentSum (Embedding gradients): those run the cpu kernel (cpuFallbackKernels.ts).
  */
 const fills: KernelConfig[] = [conv2dBackpropFilterWasmConfig];
 
@@ -23,7 +24,7 @@ export const TRANSPOSED_MATMUL = 'BatchMatMul(transposed)';
  */
 export function registerWasmGradientKernels(): string[] {
   const added: string[] = [];
-  for (const config of fills) {
+  for (const config of [...fills, ...cpuFallbackConfigs()]) {
     if (getKernel(config.kernelName, config.backendName)) continue;
     registerKernel(config);
     added.push(config.kernelName);
@@ -34,5 +35,5 @@ export function registerWasmGradientKernels(): string[] {
 
 /** Names of what this module can install, for reports and tests. */
 export function wasmGradientKernelNames(): string[] {
-  return [...fills.map((k) => k.kernelName), TRANSPOSED_MATMUL];
+  return [...fills.map((k) => k.kernelName), ...CPU_FALLBACK_KERNELS, TRANSPOSED_MATMUL];
 }

@@ -10,6 +10,7 @@ import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { readConfigFromStdin } from '../runtime/readConfig.js';
 import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart, teamAfterRestart } from './restart.js';
 import type { SyntheticStageMs } from '../exec/syntheticStage.js';
+import type { TrainingSetup } from '../../engine/protocol/trainingSetup.js';
 
 export interface CoordinatorConfig {
   secret: string;
@@ -21,6 +22,8 @@ export interface CoordinatorConfig {
    */
   startPlan?: unknown;
   model: ModelGraph;
+  /** What the agents train on and minimise; absent: the built-in models' MNIST digits and cross-entropy. */
+  training?: TrainingSetup;
   /** Agents expected to join; ranks beyond the plan's needs stay idle. */
   agents: number;
   steps: number;

@@ -66,6 +66,8 @@ const now = () => Date.now();
  */
 export async function runTraining(job: JobContext): Promise<void> {
   const { config, membership, log } = job;
+  // How checkpoints name the model: a built-in model's name, or the model file a user's came from.
+  const modelName = config.model.source?.modelFile ?? config.model.name;
   const say = (level: 'info' | 'warn' | 'error', message: string) => log.emit({ type: 'log', level, host: 'coordinator', rank: null, message, time: now() });
   let generationId = 0;
   let gen!: Generation;
@@ -91,7 +93,7 @@ export async function runTraining(job: JobContext): Promise<void> {
     const ready = gen.expect('ready');
     members.forEach((m, rank) => {
       served.add(m);
-      gen.send(rank, { type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
+      gen.send(rank, { type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, training: config.training, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
       if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
     });
     await ready;
@@ -147,7 +149,7 @@ export async function runTraining(job: JobContext): Promise<void> {
           // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.
           const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
           if (!file) throw new Error(`${err.message} It held the state of its stage for the resize, and there is no checkpoint to fall back to. Resume the job with \`shoal resume\` from an earlier run folder, or restart it.`);
-          const loaded = loadCheckpoint(file, config.model.name);
+          const loaded = loadCheckpoint(file, modelName);
           state = loaded.state;
           at = loaded.header.step;
           say('warn', `Falling back to ${file} (step ${at}): the state being handed over was lost with its holder.`);
@@ -161,7 +163,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   let step = 0;
   let resumed: JobState | null = null;
   if (config.resumeFrom) {
-    const { header, state } = loadCheckpoint(config.resumeFrom, config.model.name);
+    const { header, state } = loadCheckpoint(config.resumeFrom, modelName);
     resumed = state;
     step = header.step;
   }
@@ -202,7 +204,7 @@ export async function runTraining(job: JobContext): Promise<void> {
     if (!config.checkpointDir) return;
     const state = await snapshot();
     try {
-      const saved = saveCheckpoint(config.checkpointDir, state, { jobId: config.jobId, plan: gen.plan, model: config.model.name, step: at });
+      const saved = saveCheckpoint(config.checkpointDir, state, { jobId: config.jobId, plan: gen.plan, model: modelName, step: at });
       log.emit({ type: 'checkpoint', action: 'saved', step: at, path: saved.file, bytes: saved.bytes, time: now() });
     } catch (err) {
       // A checkpoint that cannot be written (full disk) must not end the training it protects.
@@ -210,10 +212,10 @@ export async function runTraining(job: JobContext): Promise<void> {
     }
   };
 
-  const perEpoch = stepsPerEpoch(MNIST_TRAIN, job.plan.globalBatch);
+  const perEpoch = stepsPerEpoch(config.training?.trainSamples ?? MNIST_TRAIN, job.plan.globalBatch);
   const started = now();
   let evalId = 0;
-  let last = { testAccuracy: 0, testLoss: 0 };
+  let last: { testAccuracy?: number; testLoss: number } = { testAccuracy: 0, testLoss: 0 };
   const evaluate = async (at: number) => {
     const done = gen.expect(`eval:${evalId}`);
     gen.broadcast({ type: 'eval', evalId });
@@ -221,7 +223,10 @@ export async function runTraining(job: JobContext): Promise<void> {
     const replies = await done;
     const sum = (field: string) => replies.reduce((acc, m) => acc + Number(m.header[field]), 0);
     const count = sum('count');
-    last = { testAccuracy: sum('correct') / count, testLoss: sum('lossSum') / count };
+    // No validation samples (no val/ folder and no --validation-split): nothing to report.
+    if (count === 0) return;
+    const total = sum('total');
+    last = { testLoss: sum('lossSum') / count, ...(total > 0 ? { testAccuracy: sum('correct') / total } : {}) };
     log.emit({ type: 'eval', step: at, epoch: at / perEpoch, ...last });
   };
 
@@ -314,7 +319,7 @@ export async function runTraining(job: JobContext): Promise<void> {
       if (err instanceof AgentLostError) throw err;
       const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
       if (!file) throw new Error(`${lost.message} The job cannot go on: ${(err as Error).message}, and there is no checkpoint to fall back to. Resume it with \`shoal resume\` once enough agents are back.`);
-      const loaded = loadCheckpoint(file, config.model.name);
+      const loaded = loadCheckpoint(file, modelName);
       state = loaded.state;
       next = loaded.header.step;
       say('warn', `Falling back to ${file} (step ${next}): ${(err as Error).message}.`);

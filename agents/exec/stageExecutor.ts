@@ -1,5 +1,6 @@
 import type * as tf from '@tensorflow/tfjs-core';
 import type { LayerDone, StageModule } from './stageModule.js';
+import type { PassRows } from './graph/dropoutMask.js';
 import type { ShardedParamSpec } from './tensorParallel/shardedParams.js';
 
 /** Receives parameter k's final gradient of the step (ownership passes with it). */
@@ -8,7 +9,8 @@ export type FinalGradient = (k: number, grad: tf.Tensor) => void;
 /**
  * What the synchronous schedules drive, whatever executes the stage: a whole stage in one process
  * (StageModule) or one tensor-parallel shard of it (ShardedStage). Edge tensors are this agent's rows
- * of the micro-batch and `rows` is the whole micro-batch; `labels` are class indices of all its rows.
+ * of the micro-batch and `rows` is the whole micro-batch; `targets` are the packed target rows of all
+ * its rows (one float per row for class indices: the built-in models).
  * Input gradients are null where the stage's input needs none (the first stage).
  *
  * `onFinal`, given on a step's last backward pass, lets the executor hand over each parameter's
@@ -23,10 +25,13 @@ export interface StageExecutor {
   /** Training forward pass; whatever the backward pass needs is kept until it runs. */
   forward(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
   backward(x: tf.Tensor, dy: tf.Tensor, rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null>;
-  lossBackward(x: tf.Tensor, labels: Int32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }>;
+  lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }>;
   /** Forward pass for evaluation: nothing kept. */
   infer(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
-  evaluate(x: tf.Tensor, labels: Int32Array, rows: number): Promise<{ correct: number; lossSum: number }>;
+  /** Rows (or positions) the accuracy counts correct, of `total` counted; the summed loss. */
+  evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }>;
+  /** The global sample indices of the next pass's rows and the step (deterministic dropout); absent: not needed. */
+  setPass?(pass: PassRows | null): void;
   takeGradients(): tf.Tensor[];
   /**
    * Resolves once every gradient given to the last backward pass's onFinal has been handed over (a
@@ -68,10 +73,12 @@ export function wholeStageExecutor(module: StageModule): StageExecutor {
     },
     forward: async (x) => module.trainForward(x),
     backward: (x, dy, _rows, onFinal) => (onFinal ? overlapped(module, module.backwardSteps(x, dy), onFinal) : Promise.resolve(module.backward(x, dy))),
-    lossBackward: (x, labels, _rows, divisor, onFinal) =>
-      onFinal ? overlapped(module, module.lossBackwardSteps(x, labels, divisor), onFinal) : Promise.resolve(module.lossBackward(x, labels, divisor)),
+    lossBackward: (x, targets, _rows, divisor, onFinal) => {
+      const labels = Int32Array.from(targets);
+      return onFinal ? overlapped(module, module.lossBackwardSteps(x, labels, divisor), onFinal) : Promise.resolve(module.lossBackward(x, labels, divisor));
+    },
     infer: async (x) => module.forward(x),
-    evaluate: async (x, labels) => module.evaluate(x, labels),
+    evaluate: async (x, targets, rows) => ({ ...module.evaluate(x, Int32Array.from(targets)), total: rows }),
     takeGradients: () => module.takeGradients(),
     keptTensors: () => module.keptTensors(),
     dispose: () => module.dispose(),

@@ -3,7 +3,10 @@ import type { Placement } from '../../engine/plan/placement.js';
 import { parsePlan } from '../../engine/plan/plan.js';
 import type { PeerAddress, PeerMesh } from '../comm/peerMesh.js';
 import { ProcessGroup } from '../comm/processGroup.js';
-import { loadMnist } from '../data/mnist.js';
+import { openDataset } from '../data/openDataset.js';
+import { buildGraphStage } from '../exec/graph/buildGraphStage.js';
+import type { GraphStage } from '../exec/graph/graphStage.js';
+import { defaultTraining, type TrainingSetup } from '../../engine/protocol/trainingSetup.js';
 import { GradientSync } from '../exec/gradientSync.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { wholeStageExecutor, type StageExecutor } from '../exec/stageExecutor.js';
@@ -19,6 +22,8 @@ export interface SetupMessage {
   placement: Placement;
   plan: unknown;
   model: ModelGraph;
+  /** Data and losses; absent: the built-in models' MNIST digits and cross-entropy. */
+  training?: TrainingSetup;
   peers: PeerAddress[];
   /** Benchmarks only: stages that sleep this long per micro-batch instead of computing. */
   syntheticStageMs?: SyntheticStageMs;
@@ -34,8 +39,7 @@ export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<S
   const plan = parsePlan(setup.plan);
   const me = setup.placement;
   const stage = plan.stages[me.stage];
-  const numClasses = setup.model.numClasses;
-  if (numClasses === undefined) throw new Error(`Model "${setup.model.name}" declares no class count, so it cannot be trained on the bundled digits.`);
+  const training = setup.training ?? defaultTraining(setup.model);
   const links = neighbours(plan, me);
   const wanted = new Set(links.links);
   await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
@@ -43,7 +47,12 @@ export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<S
   let whole: StageModule | null = null;
   let module: StageExecutor;
   let tensorGroup: TensorGroup | null = null;
-  if (stage.tensorParallel > 1) {
+  let graphStage: GraphStage | null = null;
+  if (setup.model.source) {
+    // The user's own model: any graph, executed with tfjs-layers' layers (exec/graph/).
+    graphStage = await buildGraphStage(setup.model, plan, me.stage, training.losses);
+    module = graphStage;
+  } else if (stage.tensorParallel > 1) {
     if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
     tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
     const { layers, inputShape, isFirst, isLast } = stageLayers(setup.model, stage.layers);
@@ -72,8 +81,10 @@ export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<S
     gradientSync: asynchronous ? null : new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }),
     optimizer: asynchronous ? createOptimizer(plan.optimizer) : null,
     mesh,
-    data: loadMnist(),
-    numClasses,
+    data: openDataset(training.data, setup.model, training.losses, plan.seed),
+    feeds: { inputs: setup.model.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: training.losses.map((l) => l.output) },
+    graphStage,
+    dataGroup,
     prevRank: links.prevRank,
     nextRank: links.nextRank,
     dataParallelGroup: links.dataParallelGroup,

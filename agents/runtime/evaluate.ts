@@ -1,5 +1,4 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { gatherBatch } from '../data/mnist.js';
 import { receiveRows, sendRows } from '../schedule/rowTransfer.js';
 import { rowPieces, rowsOfShard } from '../schedule/stageBoundary.js';
 import type { StageContext } from './stageContext.js';
@@ -7,39 +6,43 @@ import type { StageContext } from './stageContext.js';
 const CHUNK = 250;
 
 export interface EvalResult {
+  /** What the accuracy counts correct, of `total` rows or positions (0 for a regression loss). */
   correct: number;
+  total: number;
   lossSum: number;
+  /** Samples whose loss is in lossSum. */
   count: number;
 }
 
 /**
- * Forward the held-out digits through the pipeline. Each replica takes an equal share of the test set;
- * only last-stage agents see logits and so return non-zero counts (each sample counted once, also
- * when a last stage is sharded).
+ * Forward the validation split through the pipeline. Each replica takes an equal share; only
+ * last-stage agents see the outputs and so return non-zero counts (each sample counted once, also
+ * when a last stage is sharded). The first stage reads the inputs, the last the targets.
  */
 export async function runPipelineEval(ctx: StageContext, evalId: number): Promise<EvalResult> {
   const { plan, me, module, mesh } = ctx;
-  const test = ctx.data.test;
+  const split = ctx.data.validation;
   const replicas = plan.stages[0].dataParallel;
-  const share = Math.ceil(test.size / replicas);
+  const share = Math.ceil(split.size / replicas);
   const from = me.replica * share;
-  const to = Math.min(test.size, from + share);
+  const to = Math.min(split.size, from + share);
   const isFirst = me.stage === 0;
   const isLast = me.stage === plan.stages.length - 1;
-  const pixels = module.inputShape.reduce((a, b) => a * b, 1);
-  const result: EvalResult = { correct: 0, lossSum: 0, count: 0 };
+  const result: EvalResult = { correct: 0, total: 0, lossSum: 0, count: 0 };
+  module.setPass?.(null);
   for (let start = from, k = 0; start < to; start += CHUNK, k++) {
     const n = Math.min(CHUNK, to - start);
     const [first, last] = rowsOfShard(n, plan.stages[me.stage].tensorParallel, me.shard);
-    const batch = isFirst || isLast ? gatherBatch(test, Array.from({ length: n }, (_, i) => start + i)) : null;
+    const indices = Uint32Array.from({ length: n }, (_, i) => start + i);
     const tag = `eval${evalId}/${k}`;
     if (ctx.tensorGroup) ctx.tensorGroup.phase = tag;
     const x = isFirst
-      ? tf.tensor(batch!.images.subarray(first * pixels, last * pixels), [last - first, ...module.inputShape])
+      ? tf.tensor(split.gather(ctx.feeds.inputs, indices.subarray(first, last)), [last - first, ...module.inputShape])
       : await receiveRows(mesh, rowPieces(plan, me, me.stage - 1, n), tag, module.inputShape);
     if (isLast) {
-      const { correct, lossSum } = await module.evaluate(x, batch!.labels, n);
+      const { correct, total, lossSum } = await module.evaluate(x, split.gather(ctx.feeds.targets, indices), n);
       result.correct += correct;
+      result.total += total;
       result.lossSum += lossSum;
       if (me.shard === 0) result.count += n;
     } else {

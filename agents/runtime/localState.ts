@@ -30,6 +30,10 @@ export function localState(ctx: StageContext): LocalState {
       parts.push(arrays[i]);
     }
   });
+  for (const { name, variable } of ctx.graphStage?.stateWeights() ?? []) {
+    tensors.push({ name, shape: variable.shape });
+    parts.push(variable.dataSync() as Float32Array);
+  }
   const values = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
   for (const p of parts) {

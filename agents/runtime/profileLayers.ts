@@ -68,6 +68,9 @@ function filler(shape: number[]): tf.Tensor {
  * the model's output also times the loss and its gradient (LOSS_TIMING_ID).
  */
 export async function profileLayers(ctx: StageContext, options: ProfileOptions): Promise<LayerTiming[]> {
+  // A model opened from a file runs tfjs-layers' layers, which these per-layer timers do not call yet:
+  // its profile has links and the optimizer, and the cost model keeps datasheet figures for its layers.
+  if (ctx.graphStage) return [];
   const out: LayerTiming[] = [];
   // The whole stage's layers, from the model graph: a tensor-parallel shard times the unsharded layers.
   const ids = new Set(options.scope === 'model' ? ctx.model.layers.map((l) => l.id) : ctx.plan.stages[ctx.me.stage].layers);

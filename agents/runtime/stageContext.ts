@@ -3,7 +3,9 @@ import type { Placement } from '../../engine/plan/placement.js';
 import { placements, rankOf } from '../../engine/plan/placement.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
-import type { MnistData } from '../data/mnist.js';
+import type { ProcessGroup } from '../comm/processGroup.js';
+import type { Dataset } from '../data/dataset.js';
+import type { GraphStage } from '../exec/graph/graphStage.js';
 import type { GradientSync } from '../exec/gradientSync.js';
 import type { Optimizer } from '../exec/optimizer.js';
 import type { StageExecutor } from '../exec/stageExecutor.js';
@@ -30,9 +32,13 @@ export interface StageContext {
   /** The asynchronous schedule's optimizer, applied after every micro-batch. */
   optimizer: Optimizer | null;
   mesh: PeerMesh;
-  data: MnistData;
-  /** Classes of the task the model is trained on (the width of its logits). */
-  numClasses: number;
+  data: Dataset;
+  /** The dataset arrays the first stage reads (the model's inputs) and the last stage's targets (one per output). */
+  feeds: { inputs: string[]; targets: string[] };
+  /** The stage as a graph of tfjs-layers layers (the user's own models), else null. */
+  graphStage: GraphStage | null;
+  /** This stage's data-parallel group (same shard), for the collectives beside the gradients'. */
+  dataGroup: ProcessGroup;
   /** Rank of the previous / next stage's agent serving the same replica (shard 0); null at the ends. */
   prevRank: number | null;
   nextRank: number | null;

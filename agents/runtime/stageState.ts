@@ -40,6 +40,11 @@ export async function snapshotStage(ctx: StageContext): Promise<StageSnapshot | 
       parts.push(await wholeTensor(tensorGroup, spec, arrays[i]));
     }
   }
+  // Weights without gradients (batch-norm statistics, frozen layers) are saved too, without slots.
+  for (const { name, variable } of ctx.graphStage?.stateWeights() ?? []) {
+    tensors.push({ name, shape: variable.shape });
+    parts.push(variable.dataSync() as Float32Array);
+  }
   if (ctx.me.replica !== 0 || ctx.me.shard !== 0) return null;
   const values = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
   let at = 0;
@@ -78,6 +83,11 @@ export function restoreStage(ctx: StageContext, tensors: CheckpointTensor[], bod
       (slots[t.slot!] ??= []).push(ownPart(spec, body.subarray(t.offset, t.offset + t.length)));
     }
   });
+  for (const { name, variable } of ctx.graphStage?.stateWeights() ?? []) {
+    const value = find(name);
+    if (!value) throw new Error(`The checkpoint has no weight "${name}"; it was written for another model.`);
+    variable.assign(tf.tensor(body.subarray(value.offset, value.offset + value.length), variable.shape, 'float32'));
+  }
   const complete = Object.fromEntries(Object.entries(slots).filter(([, arrays]) => arrays.length === module.params.length));
   const state = { step: optimizerStep, slots: complete };
   if (ctx.gradientSync) ctx.gradientSync.importState(state);

@@ -5,7 +5,6 @@ import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js'
 import { oneFOneBOrder } from '../../engine/sim/scheduleOrder.js';
 import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
 import { ringAllReduce } from '../comm/ringAllReduce.js';
-import { gatherBatch } from '../data/mnist.js';
 import { flatten, unflatten } from '../exec/stageModule.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { virtualNodesOf } from './pipelineStep.js';
@@ -143,11 +142,12 @@ export async function runAsyncPipeline(
     const i = op.micro;
     const micro = micros[i];
     if (op.kind === 'forward') {
-      const batch = ctx.prevRank === null || ctx.nextRank === null ? gatherBatch(ctx.data.train, microIndices(ctx, micro)) : null;
-      const x = ctx.prevRank === null ? tf.tensor(batch!.images, inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
+      const samples = microIndices(ctx, micro);
+      const x = ctx.prevRank === null ? tf.tensor(ctx.data.train.gather(ctx.feeds.inputs, samples), inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
-        const result = timed(() => module.lossBackward(x, batch!.labels, size * replicas), 'forward', i);
+        const labels = Int32Array.from(ctx.data.train.gather(ctx.feeds.targets, samples));
+        const result = timed(() => module.lossBackward(x, labels, size * replicas), 'forward', i);
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
         x.dispose();
         if (ctx.prevRank !== null && result.dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
@@ -181,7 +181,7 @@ export async function runAsyncPipeline(
 }
 
 function microIndices(ctx: StageContext, micro: Micro): Uint32Array {
-  const all = globalBatchIndices(ctx.plan.seed, micro.step, ctx.plan.globalBatch, ctx.data.train.size);
+  const all = globalBatchIndices(ctx.plan.seed, micro.step, ctx.plan.globalBatch, ctx.data.train.size, ctx.plan.shuffle !== false);
   const size = microBatchSize(ctx.plan);
   const start = (micro.v * ctx.plan.microBatches + micro.m) * size;
   return all.subarray(start, start + size);

@@ -4,13 +4,13 @@ import { microBatchSize } from '../../engine/plan/placement.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { gpipeOrder, oneFOneBOrder, type PipelineOp } from '../../engine/sim/scheduleOrder.js';
 import type { TimelineKind } from '../../engine/protocol/timeline.js';
-import { gatherBatch } from '../data/mnist.js';
 import { sleepThread } from '../exec/threadWait.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { clockMs, timeline } from '../runtime/timelineRecorder.js';
 import { receiveRows, sendRows } from './rowTransfer.js';
 import { rowPieces, rowsOfShard } from './stageBoundary.js';
 import { StepGradients } from './synchronizeGradients.js';
+import { allReduce } from '../comm/collectives.js';
 
 export interface StepResult {
   /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
@@ -29,7 +29,7 @@ export function virtualNodesOf(ctx: StageContext): number[] {
 /** Indices of the training samples of micro-batch `m` of virtual node `v` at `step`. */
 function microBatchIndices(ctx: StageContext, step: number, v: number, m: number): Uint32Array {
   const { plan, data } = ctx;
-  const all = globalBatchIndices(plan.seed, step, plan.globalBatch, data.train.size);
+  const all = globalBatchIndices(plan.seed, step, plan.globalBatch, data.train.size, plan.shuffle !== false);
   const size = microBatchSize(plan);
   const start = (v * plan.microBatches + m) * size;
   return all.subarray(start, start + size);
@@ -52,7 +52,6 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
   const fromPrev = rowPieces(plan, me, me.stage - 1, size);
   const toNext = rowPieces(plan, me, me.stage + 1, size);
   const isFirst = me.stage === 0;
-  const pixels = module.inputShape.reduce((a, b) => a * b, 1);
   const isLast = me.stage === plan.stages.length - 1;
   const order: PipelineOp[] = plan.schedule === '1f1b' ? oneFOneBOrder(plan.microBatches, me.stage, plan.stages.length) : gpipeOrder(plan.microBatches);
   let loss = 0;
@@ -94,12 +93,14 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
       if (ctx.tensorGroup) ctx.tensorGroup.phase = `s${step}/v${v}/${op.kind}${op.micro}`;
       const tag = (kind: string) => `s${step}/v${v}/${kind}/${op.micro}`;
       if (op.kind === 'forward') {
-        const batch = isFirst || isLast ? gatherBatch(ctx.data.train, microBatchIndices(ctx, step, v, op.micro)) : null;
+        const samples = microBatchIndices(ctx, step, v, op.micro);
+        module.setPass?.({ seed: plan.seed, step, samples });
         const x = isFirst
-          ? tf.tensor(batch!.images.subarray(first * pixels, last * pixels), [last - first, ...module.inputShape])
+          ? tf.tensor(ctx.data.train.gather(ctx.feeds.inputs, samples.subarray(first, last)), [last - first, ...module.inputShape])
           : await receive(fromPrev, tag('act'), module.inputShape, op.micro);
         if (isLast) {
-          const result = await timed(() => module.lossBackward(x, batch!.labels, size, plan.globalBatch, onFinal), 'forward', op.micro, true);
+          const targets = ctx.data.train.gather(ctx.feeds.targets, samples);
+          const result = await timed(() => module.lossBackward(x, targets, size, plan.globalBatch, onFinal), 'forward', op.micro, true);
           loss += result.loss;
           x.dispose();
           sendBackward(result.dx, tag('grad'), op.micro);
@@ -125,5 +126,18 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
   // Summation over the stage's devices and the update, as one event: GradientSync interleaves them.
   const bytes = module.params.reduce((n, p) => n + p.size * 4, 0);
   const { allReduceMs } = await timeline.timeAsync('allreduce', () => gradients.finish(step), { bytes });
+  await updateBatchNormStatistics(ctx, step);
   return { loss, computeMs, allReduceMs };
+}
+
+/**
+ * Batch-norm moving statistics: every replica of the stage adds up its slices' statistics and applies
+ * the same update (exec/graph/batchNormStatistics.ts), so replicas stay identical.
+ */
+async function updateBatchNormStatistics(ctx: StageContext, step: number): Promise<void> {
+  const stats = ctx.graphStage?.batchNorm;
+  if (!stats || stats.size === 0) return;
+  const sums = stats.sums();
+  await allReduce(ctx.dataGroup, sums, `bn-stats/${step}`);
+  stats.apply(sums);
 }

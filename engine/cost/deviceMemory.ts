@@ -1,3 +1,4 @@
+import { optimizerSlots } from '../plan/optimizerOptions.js';
 import type { Placement } from '../plan/placement.js';
 import { DEFAULT_BUCKET_BYTES, type CostContext } from './costContext.js';
 import type { DeviceCost } from './planCost.js';
@@ -16,7 +17,7 @@ export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
   const { plan, facts, microBatch: b, scale, bytesPerElement } = ctx;
   const f = facts[place.stage];
   const stage = plan.stages[place.stage];
-  const optimizer: OptimizerKind = plan.optimizer.kind === 'adam' ? 'adam' : plan.optimizer.momentum > 0 ? 'sgd-momentum' : 'sgd';
+  const optimizer: OptimizerKind = optimizerSlots(plan.optimizer);
   const state = zeroModelStateBytes(f.params, stage.dataParallel, plan.zero, ctx.options.precision ?? 'fp32', optimizer);
   const parameters = state.parameters + f.nonTrainableParams * bytesPerElement;
   const held = inFlight(plan.schedule, plan.microBatches, place.stage, plan.stages.length);

@@ -10,7 +10,8 @@
  * TensorFlow.js trains in fp32: parameters 4Ψ, gradients 4Ψ, Adam's m and v 8Ψ (no master copy).
  */
 export type Precision = 'mixed' | 'fp32';
-export type OptimizerKind = 'adam' | 'sgd' | 'sgd-momentum';
+/** A named optimizer, or the number of float32 slots it keeps per parameter (engine/plan/optimizerOptions.ts's optimizerSlots). */
+export type OptimizerKind = 'adam' | 'sgd' | 'sgd-momentum' | number;
 
 export interface ModelStateBytes {
   parameters: number;
@@ -20,7 +21,7 @@ export interface ModelStateBytes {
 
 function bytesPerParameter(precision: Precision, optimizer: OptimizerKind): ModelStateBytes {
   const weight = precision === 'mixed' ? 2 : 4;
-  const states = optimizer === 'adam' ? 2 : optimizer === 'sgd-momentum' ? 1 : 0;
+  const states = typeof optimizer === 'number' ? optimizer : optimizer === 'adam' ? 2 : optimizer === 'sgd-momentum' ? 1 : 0;
   // Mixed precision also keeps an fp32 master copy of the weights in the optimizer state.
   const optimizerBytes = 4 * states + (precision === 'mixed' ? 4 : 0);
   return { parameters: weight, gradients: weight, optimizer: optimizerBytes };

@@ -24,9 +24,10 @@ function epochPermutation(seed: number, epoch: number, trainSize: number): Uint3
 }
 
 /** Indices into the training set of the global batch of step `step` (0-based, counted across epochs); a fresh array. */
-export function globalBatchIndices(seed: number, step: number, globalBatch: number, trainSize: number): Uint32Array {
+export function globalBatchIndices(seed: number, step: number, globalBatch: number, trainSize: number, shuffle = true): Uint32Array {
   const perEpoch = stepsPerEpoch(trainSize, globalBatch);
   const epoch = Math.floor(step / perEpoch);
   const offset = (step % perEpoch) * globalBatch;
+  if (!shuffle) return Uint32Array.from({ length: globalBatch }, (_, i) => offset + i);
   return epochPermutation(seed, epoch, trainSize).slice(offset, offset + globalBatch);
 }

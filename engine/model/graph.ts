@@ -39,6 +39,12 @@ export interface ModelGraph {
    * Absent for imported and zoo models that are only planned and priced.
    */
   numClasses?: number;
+  /**
+   * The model file this graph was imported from (a tfjs LayersModel's model.json, absolute path): the
+   * agents build its layers with tfjs-layers and start from its weights, and exports keep its topology.
+   * Absent for the zoo's built-in models.
+   */
+  source?: { modelFile: string };
 }
 
 export function totalParams(graph: ModelGraph): number {

@@ -33,6 +33,7 @@ export function executionSupport(plan: Plan, model?: ModelGraph): Diagnostic[] {
       findings.error('async-tensor-unsupported', `Stage ${s} has tensorParallel ${stage.tensorParallel}; the asynchronous schedule runs whole stages only.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1, or use the gpipe or 1f1b schedule.');
     }
   });
+  if (model) graphSupport(plan, model, findings);
   if (model) {
     const kinds = new Map(model.layers.map((l) => [l.id, l.spec.kind]));
     for (const [id, sharding] of Object.entries(plan.sharding)) {
@@ -43,4 +44,45 @@ export function executionSupport(plan: Plan, model?: ModelGraph): Diagnostic[] {
     }
   }
   return findings.list;
+}
+
+/**
+ * A model the agents can train: a built-in one (its own executor), or one imported from a model file,
+ * whose layers tfjs-layers builds. Refusals name the layer and its class and say what to do.
+ */
+function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
+  if (!model.source) {
+    if (model.numClasses === undefined) {
+      findings.error('model-not-trainable', `Model "${model.name}" is a zoo architecture for planning and pricing; the agents train the built-in mnist models and models opened from a file.`, {}, 'Save the model with tfjs (model.save) and pass its model.json with --model, or pick mlp, mlp-wide or cnn.');
+    }
+    return;
+  }
+  for (const layer of model.layers) {
+    if (layer.spec.kind === 'opaque') {
+      findings.error('layer-not-executable', `Layer "${layer.id}" is a ${layer.spec.className}, which Shoal does not know, so the agents cannot train this model.`, { layer: layer.id }, `Replace the ${layer.spec.className} layer with built-in Keras layers, or remove it.`);
+    }
+  }
+  plan.stages.forEach((stage, s) => {
+    if (stage.tensorParallel > 1) {
+      const dense = stage.layers.find((id) => model.layers.find((l) => l.id === id)?.spec.kind !== 'input');
+      findings.error('tensor-layer-unsupported', `Stage ${s} shards ${stage.tensorParallel} ways, but operator sharding is implemented for the built-in models' Dense layers only; layer "${dense ?? stage.layers[0]}" of this imported model would run unsharded.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data parallelism or more pipeline stages.');
+    }
+  });
+  if (plan.schedule === 'async') {
+    findings.error('async-graph-unsupported', 'The asynchronous (PipeMare) schedule runs the built-in models only; an imported model trains with the gpipe and 1f1b schedules.', { field: 'schedule' }, 'Use the gpipe or 1f1b schedule.');
+  }
+  // A layer called in two stages would hold two copies of its weights that learn apart.
+  const stageOf = new Map<string, number>();
+  plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));
+  const callsOf = new Map<string, string[]>();
+  for (const layer of model.layers) {
+    const base = layer.id.split('/').map((part) => part.replace(/@\d+$/, '')).join('/');
+    callsOf.set(base, [...(callsOf.get(base) ?? []), layer.id]);
+  }
+  for (const [base, calls] of callsOf) {
+    const stages = [...new Set(calls.map((id) => stageOf.get(id)).filter((s) => s !== undefined))];
+    if (stages.length > 1) {
+      findings.error('shared-layer-split', `Layer "${base}" is called ${calls.length} times (${calls.join(', ')}) and those calls sit in stages ${stages.join(' and ')}; a shared layer's weights must live in one stage.`, { layer: base }, `Move every call of "${base}" into one stage.`);
+    }
+  }
 }

@@ -9,13 +9,55 @@ import { LayerShardingSchema } from './sbp.js';
  * that mean what a version-1 plan meant, so older plans keep their meaning.
  */
 
+/**
+ * The optimizer and its hyperparameters. Every kind's arithmetic is TensorFlow.js 4.22's `tf.train.*`
+ * (op for op, see agents/exec/optimizer.ts), except where noted; defaults are Keras's. Options added
+ * later are optional or defaulted, so earlier plans keep their meaning.
+ */
 export const OptimizerSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('sgd'), learningRate: z.number().positive(), momentum: z.number().min(0).max(1).default(0) }),
+  /**
+   * Plain SGD (momentum 0, tf.train.sgd), or with momentum tf.train.momentum(lr, momentum, nesterov):
+   * v ← μ·v + g, then θ ← θ − η·v, or with Nesterov θ ← θ − η·(g + μ·v).
+   */
+  z.object({
+    kind: z.literal('sgd'),
+    learningRate: z.number().positive(),
+    momentum: z.number().min(0).max(1).default(0),
+    /** Nesterov's momentum (tf.train.momentum's useNesterov, Keras's nesterov); absent: false. */
+    nesterov: z.boolean().optional(),
+  }),
+  /** tf.train.adam: θ ← θ − η·m̂/(√v̂ + ε). */
   z.object({
     kind: z.literal('adam'),
     learningRate: z.number().positive(),
     beta1: z.number().min(0).max(1).default(0.9),
     beta2: z.number().min(0).max(1).default(0.999),
+    epsilon: z.number().positive().default(1e-7),
+  }),
+  /** Adam with decoupled weight decay (Loshchilov & Hutter; Keras's and PyTorch's AdamW): θ ← θ − η·λ·θ, then Adam's step. */
+  z.object({
+    kind: z.literal('adamw'),
+    learningRate: z.number().positive(),
+    beta1: z.number().min(0).max(1).default(0.9),
+    beta2: z.number().min(0).max(1).default(0.999),
+    epsilon: z.number().positive().default(1e-7),
+    /** λ, Keras's default. */
+    weightDecay: z.number().min(0).default(0.004),
+  }),
+  /** tf.train.rmsprop(lr, decay, momentum, epsilon, centered); `decay` is Keras's rho. */
+  z.object({
+    kind: z.literal('rmsprop'),
+    learningRate: z.number().positive(),
+    decay: z.number().min(0).max(1).default(0.9),
+    momentum: z.number().min(0).max(1).default(0),
+    epsilon: z.number().positive().default(1e-7),
+    centered: z.boolean().default(false),
+  }),
+  /** tf.train.adagrad(lr, initialAccumulatorValue), with Keras's epsilon (tfjs's is the backend's, 1e-7 in float32). */
+  z.object({
+    kind: z.literal('adagrad'),
+    learningRate: z.number().positive(),
+    initialAccumulatorValue: z.number().min(0).default(0.1),
     epsilon: z.number().positive().default(1e-7),
   }),
 ]);
@@ -101,6 +143,11 @@ export const PlanSchema = z.object({
    */
   gradientClipNorm: z.number().positive().optional(),
   seed: z.number().int().min(0),
+  /**
+   * false: every epoch takes the training samples in file order, as Keras's `shuffle=False` does.
+   * Absent or true: a seeded permutation per epoch (engine/data/dataOrder.ts).
+   */
+  shuffle: z.boolean().optional(),
 });
 export type Plan = z.infer<typeof PlanSchema>;
 

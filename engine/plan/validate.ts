@@ -14,7 +14,8 @@ import { checkSharding } from './validateSharding.js';
  */
 export function validatePlan(plan: Plan, model: ModelGraph, cluster?: ClusterSpec): Diagnostic[] {
   const findings = new Findings();
-  if (plan.model !== model.name) {
+  // A model opened from a file is named by its path in plans (its own name is rarely unique).
+  if (plan.model !== model.name && plan.model !== model.source?.modelFile) {
     findings.error('model-mismatch', `The plan is for model "${plan.model}" but the model is "${model.name}".`, { field: 'model' }, 'Open the model the plan was made for, or re-plan.');
   }
   checkStages(plan, model, findings);

@@ -50,7 +50,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     type: z.literal('eval'),
     step: z.number().int(),
     epoch: z.number(),
-    testAccuracy: z.number(),
+    /** Absent for a regression loss (no accuracy metric). */
+    testAccuracy: z.number().optional(),
     testLoss: z.number(),
   }),
   z.object({
@@ -103,7 +104,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('final'),
     final: z.literal(true),
-    testAccuracy: z.number(),
+    /** Absent for a regression loss (no accuracy metric). */
+    testAccuracy: z.number().optional(),
     testLoss: z.number(),
     steps: z.number().int(),
     epochs: z.number(),

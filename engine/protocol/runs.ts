@@ -44,8 +44,8 @@ export interface RunDetail {
   summary: RunSummary;
   plan: Plan;
   curves: RunCurves;
-  evals: Array<{ step: number; epoch: number; testAccuracy: number; testLoss: number }>;
-  final?: { testAccuracy: number; testLoss: number; steps: number; seconds: number; samplesPerSec: number; backends: string[] };
+  evals: Array<{ step: number; epoch: number; testAccuracy?: number; testLoss: number }>;
+  final?: { testAccuracy?: number; testLoss: number; steps: number; seconds: number; samplesPerSec: number; backends: string[] };
   /** Steps at which the agents changed (resize, lost agent): markers on the curves. */
   membership: Array<{ step: number; generation: number; reason: string; agents: number }>;
   /** Median measured step time (ms) over the steps after the first two (warm-up), if any. */

@@ -62,7 +62,7 @@ describe('wasm gradient kernels', () => {
   });
 
   it('fills only what wasm lacks, once', () => {
-    expect(wasmGradientKernelNames()).toEqual(['Conv2DBackpropFilter', 'BatchMatMul(transposed)']);
+    expect(wasmGradientKernelNames()).toEqual(['Conv2DBackpropFilter', 'UnsortedSegmentSum', 'DepthwiseConv2dNativeBackpropFilter', 'DepthwiseConv2dNativeBackpropInput', 'BatchMatMul(transposed)']);
     expect(tf.getKernel('Conv2DBackpropFilter', 'wasm')).toBeTruthy();
     // These exist natively on wasm and must stay the native ones.
     for (const name of ['Conv2DBackpropInput', 'MaxPoolGrad', 'AvgPoolGrad']) expect(tf.getKernel(name, 'wasm')).toBeTruthy();

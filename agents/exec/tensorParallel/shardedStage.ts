@@ -144,7 +144,8 @@ export class ShardedStage {
    * `labels` are the class indices of all rows of the micro-batch. Shards that computed the same loss
    * redundantly report it once (shard 0), so that summing every agent's loss counts each sample once.
    */
-  async lossBackward(x: tf.Tensor, labels: Int32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
+  async lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
+    const labels = Int32Array.from(targets);
     const saved: tf.Tensor[] = [];
     const logits = await this.run(x, rows, saved);
     const { loss, dLogits } = await this.lossAndGradient(logits, labels, divisor);
@@ -179,20 +180,21 @@ export class ShardedStage {
   }
 
   /** Evaluation on the last stage: correct predictions and summed loss, counted once per sample. */
-  async evaluate(x: tf.Tensor, labels: Int32Array, rows: number): Promise<{ correct: number; lossSum: number }> {
+  async evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }> {
+    const labels = Int32Array.from(targets);
     const logits = await this.forward(x, rows);
     try {
       if (this.outputLayout === 'S1') {
         const correct = await shardedCorrect(this.group, logits, labels);
         const { lossSum, dLogits } = await shardedCrossEntropy(this.group, logits, labels, 1);
         dLogits.dispose();
-        return this.group.index === 0 ? { correct, lossSum } : { correct: 0, lossSum: 0 };
+        return this.group.index === 0 ? { correct, total: rows, lossSum } : { correct: 0, total: 0, lossSum: 0 };
       }
-      if (this.outputLayout === 'B' && this.group.index !== 0) return { correct: 0, lossSum: 0 };
+      if (this.outputLayout === 'B' && this.group.index !== 0) return { correct: 0, total: 0, lossSum: 0 };
       const mine = this.rowLabels(labels, logits.shape[0]);
       return tf.tidy(() => {
         const target = tf.tensor2d(oneHotRows(mine, logits.shape[1]!), logits.shape as [number, number]);
-        return { correct: countCorrect(logits, target), lossSum: crossEntropySum(logits, target, 1).dataSync()[0] };
+        return { correct: countCorrect(logits, target), total: mine.length, lossSum: crossEntropySum(logits, target, 1).dataSync()[0] };
       });
     } finally {
       logits.dispose();

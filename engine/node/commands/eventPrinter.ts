@@ -15,7 +15,7 @@ export function describeEvent(event: JobEvent): string | null {
     case 'step':
       return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
     case 'eval':
-      return `eval after step ${event.step}: test accuracy ${(event.testAccuracy * 100).toFixed(2)}%  test loss ${event.testLoss.toFixed(4)}`;
+      return `eval after step ${event.step}: ${event.testAccuracy === undefined ? '' : `test accuracy ${(event.testAccuracy * 100).toFixed(2)}%  `}test loss ${event.testLoss.toFixed(4)}`;
     case 'log':
       return event.level === 'info' ? null : `[${event.host}${event.rank === null ? '' : ` rank ${event.rank}`}] ${event.level}: ${event.message}`;
     case 'pipeline':
@@ -31,7 +31,7 @@ export function describeEvent(event: JobEvent): string | null {
     case 'checkpoint':
       return `checkpoint ${event.action} at step ${event.step}: ${event.path}`;
     case 'final':
-      return `done: test accuracy ${(event.testAccuracy * 100).toFixed(2)}% after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})`;
+      return `done: ${event.testAccuracy === undefined ? `test loss ${event.testLoss?.toFixed(4)}` : `test accuracy ${(event.testAccuracy * 100).toFixed(2)}%`} after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})`;
   }
 }
 

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseClusterName } from '../../cluster/cluster.js';
-import { zooModel } from '../../model/zoo.js';
+import type { ModelGraph } from '../../model/graph.js';
+import { loadModel, modelRef } from '../modelRef.js';
+import { optimizerFrom, shuffleFrom, trainingSetupFrom, TRAINING_OPTIONS } from '../trainingOptions.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { executionSupport } from '../../plan/executionSupport.js';
 import { parsePlan, type Plan } from '../../plan/plan.js';
@@ -31,10 +33,10 @@ export const TRAIN_OPTIONS = {
   json: { type: 'boolean' },
   out: { type: 'string' },
   'checkpoint-every': { type: 'string' },
+  ...TRAINING_OPTIONS,
 } as const;
 
-export function buildPlan(values: TrainValues): Plan {
-  const model = zooModel(String(values.model ?? fail('--model is required (try `shoal models`).')));
+export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')))): Plan {
   if (values['plan-file']) {
     const file = String(values['plan-file']);
     let json: unknown;
@@ -46,16 +48,18 @@ export function buildPlan(values: TrainValues): Plan {
     return parsePlan(json);
   }
   const number = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
-  const lr = number('lr');
   const plan = presetPlan(model, String(values.plan ?? 'pp1-dp1'), {
     globalBatch: number('batch'),
     microBatches: number('micro-batches'),
     seed: number('seed'),
-    optimizer: lr === undefined ? undefined : { ...DEFAULT_OPTIMIZER, learningRate: lr },
+    optimizer: optimizerFrom(values, model, values.lr === undefined ? undefined : DEFAULT_OPTIMIZER),
   });
+  const shuffle = shuffleFrom(values);
   // Through parsePlan, so a bad value is reported the way a bad plan file would be.
   return parsePlan({
     ...plan,
+    model: modelRef(model),
+    ...(shuffle === undefined ? {} : { shuffle }),
     ...(values.schedule === undefined ? {} : { schedule: values.schedule }),
     ...(values.zero === undefined ? {} : { zero: number('zero') }),
     ...(values.recompute ? { recompute: true } : {}),
@@ -65,13 +69,24 @@ export function buildPlan(values: TrainValues): Plan {
 
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
 export async function runTrain(values: TrainValues): Promise<void> {
-  const plan = buildPlan(values);
+  let model: ModelGraph;
+  let plan: Plan;
+  let training: ReturnType<typeof trainingSetupFrom>;
+  try {
+    model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
+    plan = buildPlan(values, model);
+    training = trainingSetupFrom(values, model, plan.seed);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  for (const note of training.notes) process.stderr.write(`shoal: ${note}\n`);
   const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
   const steps = values.steps === undefined ? undefined : Number(values.steps);
   const epochs = values.epochs === undefined ? (steps === undefined ? 5 : undefined) : Number(values.epochs);
   const job = new LocalJob({
-    model: zooModel(plan.model),
+    model,
     plan,
+    training,
     agents: cluster.agents,
     epochs,
     steps,
@@ -94,10 +109,11 @@ export async function runTrain(values: TrainValues): Promise<void> {
 
 /** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
 export function printPresetPlan(values: TrainValues): void {
-  const plan = buildPlan(values);
+  const model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
+  const plan = buildPlan(values, model);
   const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
   process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-  const diagnostics = [...validatePlan(plan, zooModel(plan.model), cluster.spec), ...executionSupport(plan, zooModel(plan.model))];
+  const diagnostics = [...validatePlan(plan, model, cluster.spec), ...executionSupport(plan, model)];
   if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
   if (diagnostics.length) process.stderr.write(formatDiagnostics(diagnostics) + '\n');
 }

@@ -1,8 +1,10 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readCheckpoint } from '../../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint, type CheckpointHeader } from '../../../agents/coordinator/checkpointFile.js';
 import { kerasTopology } from '../../model/export/kerasTopology.js';
 import { zooModel } from '../../model/zoo.js';
+import { readLayersModel, writeLayersModel } from '../../wire/layersModelFile.js';
+import { isModelFile } from '../modelRef.js';
 import type { WeightsExport } from '../../protocol/runs.js';
 import { findResumePoint } from '../jobs/runStore.js';
 
@@ -20,6 +22,8 @@ export const WEIGHTS_FILE = 'group1-shard1of1.bin';
 export function exportWeights(target: string, outDir?: string, generatedBy = 'shoal 0.1.0'): WeightsExport {
   const { checkpoint, runDir } = findResumePoint(target);
   const { header, body } = readCheckpoint(checkpoint);
+  const dir = resolve(outDir ?? join(runDir ?? '.', 'tfjs-model'));
+  if (isModelFile(header.model)) return exportImported(header, body, checkpoint, dir, generatedBy);
   const graph = zooModel(header.model);
   const { topology, weights } = kerasTopology(graph, generatedBy);
   const byName = new Map(header.tensors.filter((t) => !t.slot).map((t) => [t.name, t]));
@@ -36,7 +40,6 @@ export function exportWeights(target: string, outDir?: string, generatedBy = 'sh
     data.set(body.subarray(tensor.offset, tensor.offset + tensor.length), at);
     at += expected;
   }
-  const dir = resolve(outDir ?? join(runDir ?? '.', 'tfjs-model'));
   mkdirSync(dir, { recursive: true });
   const modelJson = {
     format: 'layers-model',
@@ -56,4 +59,23 @@ function writeAtomically(file: string, contents: string | Buffer): void {
   const tmp = `${file}.tmp-${process.pid}`;
   writeFileSync(tmp, contents);
   renameSync(tmp, file);
+}
+
+/**
+ * A model opened from a file goes home as it came: its own model.json topology (functional graph,
+ * names and configs untouched), with every weight of its manifest — trained or not (frozen layers,
+ * batch-norm statistics) — taken from the checkpoint by name.
+ */
+function exportImported(header: CheckpointHeader, body: Float32Array, checkpoint: string, dir: string, generatedBy: string): WeightsExport {
+  const original = readLayersModel(header.model);
+  const byName = new Map(header.tensors.filter((t) => !t.slot).map((t) => [t.name, t]));
+  const names = original.weightNames.length > 0 ? original.weightNames : header.tensors.filter((t) => !t.slot).map((t) => t.name);
+  const weights = names.map((name) => {
+    const tensor = byName.get(name);
+    if (!tensor) throw new Error(`Checkpoint ${checkpoint} has no weight "${name}" that ${header.model} lists; it was written for another model.`);
+    return { name, shape: tensor.shape, values: body.subarray(tensor.offset, tensor.offset + tensor.length) };
+  });
+  const document = { ...original.document, userDefinedMetadata: { ...((original.document.userDefinedMetadata as object) ?? {}), shoal: { checkpoint, step: header.step, jobId: header.jobId, createdAt: header.createdAt } } };
+  const written = writeLayersModel(dir, document, weights, { generatedBy });
+  return { dir, files: ['model.json', WEIGHTS_FILE], model: header.model, step: header.step, checkpoint, bytes: written.bytes };
 }

@@ -3,6 +3,7 @@ import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
+import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import type { Plan } from '../../plan/plan.js';
@@ -23,7 +24,9 @@ export interface LocalJobOptions {
   model: ModelGraph;
   plan: Plan;
   agents: number;
-  /** Either a number of epochs over the 8,000 training digits or an exact number of steps. */
+  /** Data and losses (checked against the model before); absent: the built-in models' MNIST digits. */
+  training?: TrainingSetup;
+  /** Either a number of epochs over the training samples or an exact number of steps. */
   epochs?: number;
   steps?: number;
   /** The run's folder (job.json, checkpoints/); default: a new folder under runsRoot(). */
@@ -66,9 +69,9 @@ export function defaultLocalAgents(): number {
   return Math.max(2, cpus().length);
 }
 
-export function stepsFor(plan: Plan, epochs?: number, steps?: number): number {
+export function stepsFor(plan: Plan, epochs?: number, steps?: number, trainSamples = MNIST_TRAIN): number {
   if (steps !== undefined) return steps;
-  return Math.max(1, Math.round((epochs ?? 1) * stepsPerEpoch(MNIST_TRAIN, plan.globalBatch)));
+  return Math.max(1, Math.round((epochs ?? 1) * stepsPerEpoch(trainSamples, plan.globalBatch)));
 }
 
 /**
@@ -116,8 +119,8 @@ export class LocalJob {
 
   private async run(): Promise<FinalEvent> {
     const { model, plan, agents } = this.options;
-    const steps = stepsFor(plan, this.options.epochs, this.options.steps);
-    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.name, plan, agents, steps }, this.options.runDir);
+    const steps = stepsFor(plan, this.options.epochs, this.options.steps, this.options.training?.trainSamples);
+    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.source?.modelFile ?? model.name, plan, agents, steps }, this.options.runDir);
     this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
     const finalEvent = new Promise<FinalEvent>((resolve, reject) => {
       this.resolveFinal = resolve;
@@ -148,9 +151,10 @@ export class LocalJob {
         plan,
         ...(team ? { startPlan: team.plan } : {}),
         model,
+        training: this.options.training,
         agents,
         steps,
-        evalEverySteps: this.options.evalEverySteps ?? stepsPerEpoch(MNIST_TRAIN, plan.globalBatch),
+        evalEverySteps: this.options.evalEverySteps ?? stepsPerEpoch(this.options.training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch),
         checkpointDir: join(this.runDir, 'checkpoints'),
         checkpointEverySteps: this.options.checkpointEverySteps,
         resumeFrom,

@@ -69,7 +69,7 @@ function ExportControls({ id }: { id: string }) {
 export function RunDetailView({ id }: { id: string }) {
   const detail = useRuns((s) => s.details[id]);
   const evalX = useMemo(() => detail?.evals.map((e) => e.step) ?? [], [detail]);
-  const evalY = useMemo(() => detail?.evals.map((e) => e.testAccuracy * 100) ?? [], [detail]);
+  const evalY = useMemo(() => detail?.evals.map((e) => (e.testAccuracy ?? NaN) * 100) ?? [], [detail]);
   const markers = useMemo(() => detail?.membership.filter((m) => m.generation > 0).map((m) => ({ step: m.step, label: `${m.reason}: ${m.agents} agents` })) ?? [], [detail]);
   if (!detail) return <div className="empty">Loading run {id}…</div>;
   const { summary, curves, final } = detail;
@@ -80,7 +80,7 @@ export function RunDetailView({ id }: { id: string }) {
       </h3>
       <p className="muted">
         {new Date(summary.createdAt).toLocaleString()} · {summary.agents} agents · {summary.stepsDone} of {summary.steps} steps · {summary.state}
-        {final && ` · test accuracy ${pct(final.testAccuracy)} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
+        {final && ` · ${final.testAccuracy === undefined ? `validation loss ${final.testLoss.toFixed(4)}` : `test accuracy ${pct(final.testAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
       </p>
       {detail.message && <p className="error-text">{detail.message}</p>}
       {!summary.hasHistory && <p className="muted">This run was recorded before Shoal kept event histories: only its plan and checkpoints are on disk.</p>}

@@ -139,7 +139,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
       case 'eval':
         if (next.evalSteps.length > 0 && event.step <= next.evalSteps[next.evalSteps.length - 1]) break;
         next.evalSteps.push(event.step);
-        next.accuracy.push(event.testAccuracy * 100);
+        next.accuracy.push(event.testAccuracy === undefined ? NaN : event.testAccuracy * 100);
         next.testLoss.push(event.testLoss);
         break;
       case 'log':

@@ -7,9 +7,9 @@ export function FinalBanner() {
   if (!final) return null;
   return (
     <section className="final" aria-live="polite" aria-label="Result">
-      <div className="final__label">Final test accuracy</div>
+      <div className="final__label">{final.testAccuracy === undefined ? 'Final validation loss' : 'Final test accuracy'}</div>
       <div className="final__value" data-testid="final-accuracy">
-        {(final.testAccuracy * 100).toFixed(2)}%
+        {final.testAccuracy === undefined ? (final.testLoss ?? NaN).toFixed(4) : `${(final.testAccuracy * 100).toFixed(2)}%`}
       </div>
       <div className="final__facts muted">
         {final.epochs.toFixed(2)} epochs · {formatCount(final.steps)} steps · {final.seconds.toFixed(1)} s · {formatCount(Math.round(final.samplesPerSec))} samples/s ·{' '}

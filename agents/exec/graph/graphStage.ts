@@ -1,0 +1,236 @@
+import * as tf from '@tensorflow/tfjs-core';
+import type * as tfl from '@tensorflow/tfjs-layers';
+import type { LayerNode, ModelGraph } from '../../../engine/model/graph.js';
+import type { StageCuts } from '../../../engine/model/stageCuts.js';
+import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
+import { targetShape } from '../../data/openDataset.js';
+import { correctCount, lossSum } from '../losses.js';
+import type { FinalGradient, StageExecutor } from '../stageExecutor.js';
+import type { ShardedParamSpec } from '../tensorParallel/shardedParams.js';
+import { BatchNormStatistics } from './batchNormStatistics.js';
+import { dropoutMask, type PassRows } from './dropoutMask.js';
+import { layerOfNode, namedWeights } from './layersModel.js';
+import { packColumns, unpackColumns } from './packing.js';
+
+/** Layer classes whose randomness Shoal draws itself (dropoutMask), by the axes one draw covers. */
+const DROPOUT_BROADCAST: Record<string, (rank: number) => number[]> = {
+  Dropout: () => [],
+  SpatialDropout1D: () => [1],
+  SpatialDropout2D: () => [1, 2],
+};
+
+export interface GraphStageOptions {
+  graph: ModelGraph;
+  model: tfl.LayersModel;
+  /** The stage's layer ids, a contiguous run of the graph's order. */
+  layers: string[];
+  cuts: StageCuts;
+  stage: number;
+  /** The loss of each model output (used on the last stage only). */
+  losses: OutputLoss[];
+  seed: number;
+}
+
+/**
+ * One pipeline stage of any Keras graph, executed with tfjs-layers' layers. The stage receives the
+ * packed tensors of its incoming cut, applies its layer calls in graph order, and sends the packed
+ * tensors of its outgoing cut; the last stage computes each output's loss, weighted and summed.
+ *
+ * Backward: tfjs records its autodiff tape only within one call, so a stage that is not last repeats
+ * its forward pass inside `tf.grads` when the backward pass comes (what the plan's `recompute` does
+ * for the built-in layers: the stage keeps only its input). The last stage runs forward, losses and
+ * backward as one taped call and recomputes nothing. Dropout masks are deterministic (dropoutMask.ts),
+ * so the repeat is exact; batch-norm statistics are recorded once, in the first pass.
+ */
+export class GraphStage implements StageExecutor {
+  readonly params: tf.Variable[];
+  readonly paramSpecs: ShardedParamSpec[];
+  readonly inputShape: number[];
+  readonly outputShape: number[];
+  readonly batchNorm = new BatchNormStatistics();
+  private readonly nodes: Array<{ node: LayerNode; layer: tfl.layers.Layer }>;
+  private readonly incoming: string[];
+  private readonly outgoing: string[];
+  private readonly shapes: Map<string, number[]>;
+  private readonly isFirst: boolean;
+  private readonly isLast: boolean;
+  private gradients: Array<tf.Tensor | null> = [];
+  /** Rows (samples) of the next pass, for the dropout masks. */
+  private pass: PassRows | null = null;
+  private readonly passes = new Map<tf.Tensor, PassRows | null>();
+
+  constructor(private readonly options: GraphStageOptions) {
+    const { graph, model, layers, cuts, stage } = options;
+    const byId = new Map(graph.layers.map((l) => [l.id, l]));
+    this.shapes = new Map(graph.layers.map((l) => [l.id, l.outputShape]));
+    this.nodes = layers.map((id) => byId.get(id)!).filter((n) => n.spec.kind !== 'input').map((node) => ({ node, layer: layerOfNode(model, node.id) }));
+    this.incoming = cuts.incoming[stage];
+    this.outgoing = cuts.outgoing[stage];
+    this.isFirst = stage === 0;
+    this.isLast = stage === cuts.outgoing.length - 1;
+    const width = (ids: string[]) => ids.reduce((n, id) => n + this.shapes.get(id)!.reduce((a, b) => a * b, 1), 0);
+    this.inputShape = [width(this.incoming)];
+    this.outputShape = [width(this.outgoing)];
+    // A shared layer's weights appear once, however often the stage calls it: its gradients add up.
+    const seen = new Set<tf.Variable>();
+    this.params = [];
+    this.paramSpecs = [];
+    for (const { layer } of this.nodes) {
+      if (layer.getClassName() === 'BatchNormalization') this.batchNorm.track(layer);
+      for (const { name, variable } of namedWeights(layer, true)) {
+        if (seen.has(variable)) continue;
+        seen.add(variable);
+        this.params.push(variable);
+        this.paramSpecs.push({ name, shape: variable.shape, init: new Float32Array(0), sum: 'replicated' });
+      }
+    }
+  }
+
+  /** Weights without gradients this stage holds (batch-norm statistics, frozen layers), by manifest name. */
+  stateWeights(): Array<{ name: string; variable: tf.Variable }> {
+    const seen = new Set<tf.Variable>();
+    return this.nodes.flatMap(({ layer }) => namedWeights(layer, false)).filter(({ variable }) => !seen.has(variable) && seen.add(variable));
+  }
+
+  /** The rows the next forward (and its backward) pass computes, for deterministic dropout. */
+  setPass(pass: PassRows | null): void {
+    this.pass = pass;
+  }
+
+  /** Every layer call of the stage on the unpacked incoming tensors; returns all tensors by id. */
+  private run(x: tf.Tensor, training: boolean, record: boolean, pass: PassRows | null): Map<string, tf.Tensor> {
+    const env = new Map<string, tf.Tensor>();
+    unpackColumns(x, this.incoming.map((id) => this.shapes.get(id)!)).forEach((t, i) => env.set(this.incoming[i], t));
+    for (const { node, layer } of this.nodes) {
+      const inputs = node.inputs.map((id) => {
+        const t = env.get(id);
+        if (!t) throw new Error(`Layer "${node.id}" reads "${id}", which stage ${this.options.stage + 1} neither computes nor receives.`);
+        return t;
+      });
+      env.set(node.id, this.call(node, layer, inputs, training, record, pass));
+    }
+    return env;
+  }
+
+  private call(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Tensor[], training: boolean, record: boolean, pass: PassRows | null): tf.Tensor {
+    const className = layer.getClassName();
+    const dropout = DROPOUT_BROADCAST[className];
+    if (dropout) {
+      const rate = (layer as unknown as { rate: number }).rate;
+      if (!training || rate <= 0) return inputs[0];
+      if (!pass) throw new Error(`Layer "${node.id}" (dropout) ran in training without the rows of its micro-batch.`);
+      return tf.mul(inputs[0], dropoutMask(inputs[0].shape, rate, node.id, pass, dropout(inputs[0].rank)));
+    }
+    if (training && record && this.batchNorm.isTracked(layer)) this.batchNorm.record(layer, inputs[0]);
+    if (node.spec.kind === 'multiHeadAttention') {
+      const [query, value, key] = inputs;
+      return layer.apply(query, { value, key, useCausalMask: node.spec.causal, training }) as tf.Tensor;
+    }
+    const out = layer.apply(inputs.length === 1 ? inputs[0] : inputs, { training });
+    return (Array.isArray(out) ? out[0] : out) as tf.Tensor;
+  }
+
+  private outputs(env: Map<string, tf.Tensor>, ids: string[]): tf.Tensor[] {
+    return ids.map((id) => env.get(id)!);
+  }
+
+  async forward(x: tf.Tensor): Promise<tf.Tensor> {
+    this.passes.set(x, this.pass);
+    this.batchNorm.countSlice();
+    return tf.tidy(() => packColumns(this.outputs(this.run(x, true, true, this.pass), this.outgoing)));
+  }
+
+  async infer(x: tf.Tensor): Promise<tf.Tensor> {
+    return tf.tidy(() => packColumns(this.outputs(this.run(x, false, false, null), this.outgoing)));
+  }
+
+  async backward(x: tf.Tensor, dy: tf.Tensor, _rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
+    const pass = this.passes.get(x) ?? null;
+    this.passes.delete(x);
+    const xs: tf.Tensor[] = [...(this.isFirst ? [] : [x]), ...this.params];
+    const grads = tf.tidy(() => {
+      const f = () => packColumns(this.outputs(this.run(x, true, false, pass), this.outgoing));
+      return tf.engine().gradients(f, xs, dy, true).grads;
+    });
+    return this.finishBackward(grads, x, onFinal);
+  }
+
+  async lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
+    const pass = this.pass;
+    this.batchNorm.countSlice();
+    const xs: tf.Tensor[] = [...(this.isFirst ? [] : [x]), ...this.params];
+    const { value, grads } = tf.tidy(() => {
+      const targetTensors = this.targetTensors(targets, rows);
+      const f = () => this.totalLoss(this.outputs(this.run(x, true, true, pass), this.outgoing), targetTensors, divisor);
+      const result = tf.engine().gradients(f, xs, undefined, true);
+      return { value: tf.keep(result.value), grads: result.grads };
+    });
+    const loss = (await value.data())[0];
+    value.dispose();
+    return { loss, dx: this.finishBackward(grads, x, onFinal) };
+  }
+
+  /** Weighted sum of every output's loss (each summed over rows and divided by the global batch). */
+  private totalLoss(outputs: tf.Tensor[], targets: tf.Tensor[], divisor: number): tf.Scalar {
+    // lossSum applies each output's loss weight.
+    const terms = this.options.losses.map((loss, i) => lossSum(loss, outputs[i], targets[i], divisor));
+    return (terms.length === 1 ? terms[0] : tf.addN(terms)) as tf.Scalar;
+  }
+
+  /** The packed targets of the outputs, as tensors shaped like each loss expects. */
+  private targetTensors(targets: Float32Array, rows: number): tf.Tensor[] {
+    const shapes = this.options.losses.map((loss) => targetShape(loss, this.shapes.get(loss.output)!));
+    return unpackColumns(tf.tensor(targets, [rows, targets.length / Math.max(rows, 1)]), shapes);
+  }
+
+  /** Accumulate parameter gradients, hand them over when the step's last pass asks; return dx. */
+  private finishBackward(grads: Array<tf.Tensor | null>, x: tf.Tensor, onFinal?: FinalGradient): tf.Tensor | null {
+    const offset = this.isFirst ? 0 : 1;
+    this.params.forEach((p, k) => {
+      const g = grads[k + offset] ?? tf.zerosLike(p);
+      const previous = this.gradients[k];
+      this.gradients[k] = previous ? tf.add(previous, g) : g;
+      if (previous) {
+        previous.dispose();
+        g.dispose();
+      }
+    });
+    if (onFinal) this.params.forEach((_, k) => onFinal(k, this.takeGradient(k)));
+    if (this.isFirst) return null;
+    // An input that no gradient reaches (integer ids into an Embedding) gets zeros.
+    return grads[0] ?? tf.zerosLike(x);
+  }
+
+  async evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }> {
+    return tf.tidy(() => {
+      const outputs = this.outputs(this.run(x, false, false, null), this.outgoing);
+      const targetTensors = this.targetTensors(targets, rows);
+      const lossValue = this.totalLoss(outputs, targetTensors, 1).dataSync()[0];
+      // Accuracy of the first output that has one (Keras reports one per output; the event carries one).
+      const i = this.options.losses.findIndex((l) => l.metric !== null);
+      const { correct, count } = i < 0 ? { correct: 0, count: 0 } : correctCount(this.options.losses[i], outputs[i], targetTensors[i]);
+      return { correct, total: count, lossSum: lossValue };
+    });
+  }
+
+  takeGradient(k: number): tf.Tensor {
+    const grad = this.gradients[k] ?? tf.zerosLike(this.params[k]);
+    this.gradients[k] = null;
+    return grad;
+  }
+
+  takeGradients(): tf.Tensor[] {
+    return this.params.map((_, k) => this.takeGradient(k));
+  }
+
+  keptTensors(): tf.Tensor[] {
+    return [];
+  }
+
+  dispose(): void {
+    this.gradients.forEach((g) => g?.dispose());
+    this.gradients = [];
+  }
+}
+
+

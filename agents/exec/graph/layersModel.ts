@@ -1,0 +1,85 @@
+import * as tf from '@tensorflow/tfjs-core';
+// tfjs-layers calls tensor methods (x.flatten(), …) that only the full tfjs bundle registers.
+import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import * as tfl from '@tensorflow/tfjs-layers';
+import { mixSeeds } from '../../../engine/util/prng.js';
+
+/**
+ * The user's model as tfjs-layers builds it: Shoal reuses tfjs-layers for what every layer computes
+ * (its `call`, initializers and weights), so a trained model behaves in tfjs exactly as it did on the
+ * agents, and the runtime never becomes a second implementation of Keras. Shoal keeps the graph,
+ * the stages, the gradients and the optimizer: it applies the layers one call at a time itself.
+ */
+
+/**
+ * A copy of a topology whose random initializers carry seeds derived from the plan's seed and the
+ * layer's name: every agent (and a one-process run) then draws the same initial weights, which the
+ * synchronous invariant needs, with tfjs's own initializers.
+ */
+export function seededTopology(topology: unknown, seed: number): unknown {
+  const walk = (value: unknown, layer: string, key: string): unknown => {
+    if (Array.isArray(value)) return value.map((v, i) => walk(v, layer, `${key}/${i}`));
+    if (value === null || typeof value !== 'object') return value;
+    const object = value as Record<string, unknown>;
+    const name = typeof object.name === 'string' ? object.name : typeof (object.config as { name?: unknown })?.name === 'string' ? (object.config as { name: string }).name : layer;
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(object)) out[k] = walk(v, name, k);
+    const config = out.config as Record<string, unknown> | undefined;
+    if (/initializer$/i.test(key) && typeof out.class_name === 'string' && config && typeof config === 'object' && config.seed == null) {
+      out.config = { ...config, seed: mixSeeds('init', seed, layer, key) % 2147483647 };
+    }
+    return out;
+  };
+  return walk(topology, '', '');
+}
+
+export async function buildLayersModel(topology: unknown, seed: number): Promise<tfl.LayersModel> {
+  try {
+    return await tfl.models.modelFromJSON({ modelTopology: seededTopology(topology, seed) as tf.io.ModelJSON['modelTopology'] });
+  } catch (err) {
+    throw new Error(`tfjs-layers cannot build this model (${(err as Error).message}). Save it with tfjs (model.save) or convert it with tensorflowjs_converter to a tfjs LayersModel.`);
+  }
+}
+
+/**
+ * The tfjs-layers layer behind a graph node. Graph ids are `<layer>` for a layer's first call and
+ * `<layer>@k` for later ones; a nested model's layers are `<call id>/<inner layer>`.
+ */
+export function layerOfNode(model: tfl.LayersModel, id: string): tfl.layers.Layer {
+  let scope: tfl.layers.Layer = model;
+  for (const part of id.split('/')) {
+    const name = part.replace(/@\d+$/, '');
+    if (!(scope instanceof tfl.LayersModel)) throw new Error(`Graph node "${id}": "${scope.name}" is not a model, so it has no layer "${name}".`);
+    try {
+      scope = scope.getLayer(name);
+    } catch {
+      throw new Error(`Graph node "${id}": the model has no layer "${name}".`);
+    }
+  }
+  return scope;
+}
+
+/** A layer's weights with the names tfjs writes in a weights manifest (`<layer>/<weight>`). */
+export function namedWeights(layer: tfl.layers.Layer, trainable: boolean): Array<{ name: string; variable: tf.Variable }> {
+  const weights = trainable ? layer.trainableWeights : layer.nonTrainableWeights;
+  return weights.map((w) => ({ name: w.originalName, variable: (w as unknown as { read(): tf.Variable }).read() }));
+}
+
+/** Set weights by manifest name (pretrained weights, or a checkpoint); returns the names not found. */
+export function assignWeights(model: tfl.LayersModel, values: Map<string, Float32Array>): string[] {
+  const missing: string[] = [];
+  for (const w of model.weights) {
+    const value = values.get(w.originalName);
+    if (!value) {
+      missing.push(w.originalName);
+      continue;
+    }
+    const size = w.shape.reduce((a: number, b) => a * (b ?? 1), 1);
+    if (value.length !== size) throw new Error(`Weight "${w.originalName}" has ${value.length} values in the weights file but ${size} in the model (shape [${w.shape}]).`);
+    tf.tidy(() => {
+      w.write(tf.tensor(value, w.shape as number[], w.dtype));
+    });
+  }
+  return missing;
+}

@@ -1,0 +1,48 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { ModelGraph } from '../model/graph.js';
+import { importKerasModel } from '../model/import/importKeras.js';
+import { zooModel, zooModelNames } from '../model/zoo.js';
+import { formatDiagnostics } from '../plan/diagnostics.js';
+
+/**
+ * What names a model everywhere a job is recorded (job.json, checkpoints, plans): a zoo name, or the
+ * absolute path of the model file it was opened from.
+ */
+export function modelRef(graph: ModelGraph): string {
+  return graph.source?.modelFile ?? graph.name;
+}
+
+export function isModelFile(ref: string): boolean {
+  return ref.endsWith('.json') || ref.includes('/') || ref.includes('\\');
+}
+
+/**
+ * The model a reference names: a zoo model, or a tfjs LayersModel file (`model.json`), imported with
+ * its shapes and costs. A file that does not import cleanly is refused with every problem listed.
+ */
+export function loadModel(ref: string): ModelGraph {
+  if (!isModelFile(ref)) return zooModel(ref);
+  const file = resolve(ref);
+  if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
+  return readModelFile(file).graph;
+
+  function readModelFile(path: string): { document: unknown; graph: ModelGraph } {
+    const text = readFileSync(path, 'utf8');
+    let doc: unknown;
+    try {
+      doc = JSON.parse(text);
+    } catch (err) {
+      throw new Error(`Model file ${path} is not valid JSON (${(err as Error).message}).`);
+    }
+    const { graph, diagnostics } = importKerasModel(doc);
+    const errors = diagnostics.filter((d) => d.severity === 'error');
+    if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
+    return { document: doc, graph: { ...graph, source: { modelFile: path } } };
+  }
+}
+
+/** The model document of an imported model (for its training_config), or undefined for a zoo model. */
+export function modelDocument(graph: ModelGraph): unknown {
+  return graph.source ? JSON.parse(readFileSync(graph.source.modelFile, 'utf8')) : undefined;
+}

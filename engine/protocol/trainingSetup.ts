@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
+import type { ModelGraph } from '../model/graph.js';
+
+/**
+ * What a job trains on and what it minimises, as the coordinator hands it to every agent: the data
+ * source, one loss per model output, and the split sizes the job was checked against before start.
+ */
+export const DataRefSchema = z.discriminatedUnion('kind', [
+  /** The handwritten digits bundled with the agent (the zoo's MNIST models). */
+  z.object({ kind: z.literal('mnist') }),
+  /** Deterministic random inputs and labels of the model's shapes (benchmarks and dry runs). */
+  z.object({ kind: z.literal('synthetic'), samples: z.number().int().positive(), validation: z.number().int().min(0) }),
+  /** A folder of NumPy files on the host: x.npy / y.npy or one file per input and output layer. */
+  z.object({ kind: z.literal('npy'), dir: z.string().min(1), validationSplit: z.number().gt(0).lt(1).optional() }),
+]);
+export type DataRef = z.infer<typeof DataRefSchema>;
+
+export const OutputLossSchema = z.object({
+  output: z.string(),
+  loss: z.enum(['categoricalCrossentropy', 'sparseCategoricalCrossentropy', 'binaryCrossentropy', 'meanSquaredError', 'meanAbsoluteError']),
+  fromLogits: z.boolean(),
+  weight: z.number(),
+  metric: z.enum(['categoricalAccuracy', 'sparseCategoricalAccuracy', 'binaryAccuracy']).nullable(),
+});
+
+export const TrainingSetupSchema = z.object({
+  data: DataRefSchema,
+  losses: z.array(OutputLossSchema).min(1),
+  /** Training samples (the epoch length) and validation samples, as checked before the job started. */
+  trainSamples: z.number().int().positive(),
+  validationSamples: z.number().int().min(0),
+});
+export type TrainingSetup = z.infer<typeof TrainingSetupSchema>;
+
+export function describeData(ref: DataRef): string {
+  if (ref.kind === 'mnist') return 'the bundled MNIST digits';
+  if (ref.kind === 'synthetic') return `synthetic data (${ref.samples} training, ${ref.validation} validation samples)`;
+  return `NumPy folder ${ref.dir}${ref.validationSplit ? ` (validation split ${ref.validationSplit})` : ''}`;
+}
+
+/**
+ * The built-in models' training: the bundled digits, and softmax cross-entropy on the logits of their
+ * one output (their heads are linear).
+ */
+export function defaultTraining(graph: ModelGraph): TrainingSetup {
+  return {
+    data: { kind: 'mnist' },
+    losses: graph.outputs.map((output) => ({ output, loss: 'sparseCategoricalCrossentropy' as const, fromLogits: true, weight: 1, metric: 'sparseCategoricalAccuracy' as const })),
+    trainSamples: MNIST_TRAIN,
+    validationSamples: MNIST_TEST,
+  };
+}

@@ -1,0 +1,90 @@
+// Users' own models for tests and benchmarks: built with tfjs-layers, saved as tfjs's model.save()
+// does (model.json + weights .bin), with NumPy data files beside them.
+import * as tf from '@tensorflow/tfjs-core';
+import '@tensorflow/tfjs-backend-cpu';
+import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
+import '@tensorflow/tfjs-core/dist/register_all_gradients';
+import * as tfl from '@tensorflow/tfjs-layers';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeNpy } from '../../agents/data/npy.js';
+
+export { tf, tfl };
+
+/** Save as tfjs-node's file:// saver would: model.json and one weights file. */
+export async function saveLayersModel(model: tfl.LayersModel, dir: string): Promise<string> {
+  mkdirSync(dir, { recursive: true });
+  await model.save(
+    tf.io.withSaveHandler(async (artifacts) => {
+      writeFileSync(join(dir, 'weights.bin'), Buffer.from(tf.io.CompositeArrayBuffer.join(artifacts.weightData!)));
+      const json = { modelTopology: artifacts.modelTopology, format: artifacts.format, generatedBy: artifacts.generatedBy, convertedBy: null, weightsManifest: [{ paths: ['weights.bin'], weights: artifacts.weightSpecs }] };
+      writeFileSync(join(dir, 'model.json'), JSON.stringify(json));
+      return { modelArtifactsInfo: { dateSaved: new Date(), modelTopologyType: 'JSON' } };
+    }),
+  );
+  return join(dir, 'model.json');
+}
+
+/** tfjs-layers' own loader for a model.json folder (what tfjs-node's file:// handler does). */
+export function loadLayersModel(modelJson: string): Promise<tfl.LayersModel> {
+  const dir = join(modelJson, '..');
+  return tfl.loadLayersModel({
+    async load() {
+      const json = JSON.parse(readFileSync(modelJson, 'utf8')) as tf.io.ModelJSON;
+      const weightData = json.weightsManifest.flatMap((g) => g.paths.map((p) => new Uint8Array(readFileSync(join(dir, p))).buffer));
+      return { modelTopology: json.modelTopology, weightSpecs: json.weightsManifest.flatMap((g) => g.weights), weightData };
+    },
+  });
+}
+
+/** A ResNet-style block: Conv2D without bias, BatchNormalization, a skip connection (Add), global pooling. */
+export function resnetBlock(): tfl.LayersModel {
+  const input = tfl.input({ shape: [8, 8, 2], name: 'image' });
+  const stem = tfl.layers.conv2d({ filters: 4, kernelSize: 3, padding: 'same', useBias: false, name: 'stem' }).apply(input) as tfl.SymbolicTensor;
+  const bn = tfl.layers.batchNormalization({ name: 'bn' }).apply(stem) as tfl.SymbolicTensor;
+  const relu = tfl.layers.activation({ activation: 'relu', name: 'relu' }).apply(bn) as tfl.SymbolicTensor;
+  const conv = tfl.layers.conv2d({ filters: 4, kernelSize: 3, padding: 'same', name: 'conv' }).apply(relu) as tfl.SymbolicTensor;
+  const add = tfl.layers.add({ name: 'add' }).apply([conv, relu]) as tfl.SymbolicTensor;
+  const pool = tfl.layers.globalAveragePooling2d({ name: 'pool' }).apply(add) as tfl.SymbolicTensor;
+  const head = tfl.layers.dense({ units: 3, activation: 'softmax', name: 'head' }).apply(pool) as tfl.SymbolicTensor;
+  return tfl.model({ inputs: input, outputs: head, name: 'resnet_block' });
+}
+
+/** A bidirectional LSTM text classifier over token ids. */
+export function biLstmClassifier(): tfl.LayersModel {
+  const input = tfl.input({ shape: [6], name: 'tokens' });
+  const embed = tfl.layers.embedding({ inputDim: 20, outputDim: 5, name: 'embed' }).apply(input) as tfl.SymbolicTensor;
+  const lstm = tfl.layers.bidirectional({ layer: tfl.layers.lstm({ units: 4 }) as tfl.RNN, name: 'bilstm' }).apply(embed) as tfl.SymbolicTensor;
+  const head = tfl.layers.dense({ units: 2, name: 'logits' }).apply(lstm) as tfl.SymbolicTensor;
+  return tfl.model({ inputs: input, outputs: head, name: 'bilstm' });
+}
+
+/** Two inputs, two heads (a classifier and a regressor), dropout and a shared Dense called twice. */
+export function twoInTwoOut(): tfl.LayersModel {
+  const a = tfl.input({ shape: [5], name: 'a' });
+  const b = tfl.input({ shape: [3], name: 'b' });
+  const shared = tfl.layers.dense({ units: 5, activation: 'tanh', name: 'shared' });
+  const s1 = shared.apply(a) as tfl.SymbolicTensor;
+  const s2 = shared.apply(s1) as tfl.SymbolicTensor;
+  const cat = tfl.layers.concatenate({ name: 'cat' }).apply([s2, b]) as tfl.SymbolicTensor;
+  const hidden = tfl.layers.dense({ units: 8, activation: 'relu', name: 'hidden' }).apply(cat) as tfl.SymbolicTensor;
+  const drop = tfl.layers.dropout({ rate: 0.25, name: 'drop' }).apply(hidden) as tfl.SymbolicTensor;
+  const cls = tfl.layers.dense({ units: 3, name: 'cls' }).apply(drop) as tfl.SymbolicTensor;
+  const reg = tfl.layers.dense({ units: 1, name: 'reg' }).apply(hidden) as tfl.SymbolicTensor;
+  return tfl.model({ inputs: [a, b], outputs: [cls, reg], name: 'two_in_two_out' });
+}
+
+/** Deterministic data of a model's shapes as .npy files: float inputs, integer tokens/labels, float targets. */
+export function writeNpyData(dir: string, arrays: Record<string, { shape: number[]; kind: 'float' | { classes: number } }>, samples: number, seed = 1): void {
+  mkdirSync(dir, { recursive: true });
+  let state = seed >>> 0;
+  const next = () => ((state = (Math.imul(state, 1664525) + 1013904223) >>> 0) / 4294967296);
+  for (const [name, spec] of Object.entries(arrays)) {
+    const size = samples * spec.shape.reduce((a, b) => a * b, 1);
+    if (spec.kind === 'float') writeNpy(join(dir, `${name}.npy`), Float32Array.from({ length: size }, () => next() * 2 - 1), [samples, ...spec.shape]);
+    else {
+      const classes = spec.kind.classes;
+      writeNpy(join(dir, `${name}.npy`), Int32Array.from({ length: size }, () => Math.floor(next() * classes)), [samples, ...spec.shape]);
+    }
+  }
+}
