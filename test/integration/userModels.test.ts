@@ -1,0 +1,117 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { selectBackend } from '../../agents/backend/selectBackend.js';
+import type { ModelGraph } from '../../engine/model/graph.js';
+import { exportWeights } from '../../engine/node/export/exportWeights.js';
+import { LocalJob } from '../../engine/node/jobs/localJob.js';
+import { loadModel } from '../../engine/node/modelRef.js';
+import { trainingSetupFrom } from '../../engine/node/trainingOptions.js';
+import { parsePlan, type Plan } from '../../engine/plan/plan.js';
+import { presetPlan } from '../../engine/plan/presets.js';
+import { readLayersModel } from '../../engine/wire/layersModelFile.js';
+import { openNpy } from '../../agents/data/npy.js';
+import { biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { maxRelativeError, readParams } from './paramsFile.js';
+
+/**
+ * Users' own models on real agent processes: (1) every synchronous plan gives the one-process
+ * parameters (batch-norm statistics included) for a ResNet-style block, a BiLSTM over token ids, and a
+ * two-input two-output model with a shared layer, a skip across the cut and dropout; (2) Shoal on one
+ * agent equals tfjs's own `model.fit` on the same model, weights and data in file order.
+ */
+const K = 4;
+let root: string;
+const files: Record<string, { model: string; data: string }> = {};
+
+beforeAll(async () => {
+  await selectBackend();
+  root = mkdtempSync(join(tmpdir(), 'shoal-user-models-'));
+  const make = async (name: string, model: tfl.LayersModel, arrays: Parameters<typeof writeNpyData>[1]) => {
+    files[name] = { model: await saveLayersModel(model, join(root, name)), data: join(root, name, 'data') };
+    writeNpyData(files[name].data, arrays, 64);
+  };
+  await make('resnet', resnetBlock(), { x: { shape: [8, 8, 2], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } });
+  await make('lstm', biLstmClassifier(), { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } });
+  await make('two', twoInTwoOut(), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } });
+}, 120_000);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+async function train(name: string, plan: Plan, agents: number, tag: string): Promise<string> {
+  const model = loadModel(files[name].model);
+  const training = trainingSetupFrom({ data: files[name].data }, model, plan.seed);
+  const runDir = join(root, `${name}-${tag}`);
+  const job = new LocalJob({ model, plan, training, agents, steps: K, runDir, profile: false, onEvent: () => {} });
+  await job.start();
+  await job.exited();
+  return runDir;
+}
+
+function planFor(model: ModelGraph, preset: string, extra: Partial<Plan>): Plan {
+  const base = presetPlan(model, preset, { globalBatch: 16, microBatches: 2, seed: 7, optimizer: { kind: 'sgd', learningRate: 0.05, momentum: 0.9 } });
+  return parsePlan({ ...base, model: model.source!.modelFile, ...extra });
+}
+
+describe('a user model trains the same under every synchronous plan', () => {
+  for (const name of ['resnet', 'lstm', 'two']) {
+    it(`${name}: pipeline 2 × data parallel 2 (1F1B, ZeRO 1) equals one process with the same slicing`, async () => {
+      const model = loadModel(files[name].model);
+      // One process runs the 2 replicas' virtual nodes one after another: the same slices of the batch.
+      const single = await train(name, planFor(model, 'pp1-dp1', { virtualNodes: { total: 2 } }), 1, 'single');
+      const distributed = await train(name, planFor(model, 'pp2-dp2', { schedule: '1f1b', zero: 1 }), 4, 'pp2dp2');
+      const expected = readParams(join(single, 'checkpoints'));
+      const got = readParams(join(distributed, 'checkpoints'));
+      expect([...got.keys()].sort()).toEqual([...expected.keys()].sort());
+      for (const [weight, values] of expected) expect(maxRelativeError(got.get(weight)!, values), weight).toBeLessThan(1e-4);
+      // Training moved the weights away from the file's.
+      const initial = readLayersModel(files[name].model).weights!;
+      const moved = [...expected].filter(([w, v]) => maxRelativeError(v, initial.get(w)!.values) > 1e-3);
+      expect(moved.length).toBeGreaterThan(0);
+    }, 240_000);
+  }
+});
+
+describe('Shoal on one agent equals tfjs model.fit', () => {
+  for (const name of ['resnet', 'lstm']) {
+    it(`${name}: shoal train --shuffle false, then export, equals model.fit(shuffle: false)`, async () => {
+      const model = loadModel(files[name].model);
+      const plan = parsePlan({ ...planFor(model, 'pp1-dp1', {}), microBatches: 1, shuffle: false, optimizer: { kind: 'sgd', learningRate: 0.05, momentum: 0 } });
+      const runDir = await train(name, plan, 1, 'parity');
+      const exported = exportWeights(runDir, join(runDir, 'export'));
+      const shoal = await loadLayersModel(join(exported.dir, 'model.json'));
+
+      const reference = await loadLayersModel(files[name].model);
+      // The resnet's head is a softmax: Keras's loss on probabilities. The LSTM's is linear: Shoal reads
+      // it as logits (no softmax of its own), which tfjs spells as softmax cross-entropy.
+      const classes = (reference.outputs[0].shape as number[])[1];
+      const fromLogits = (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.losses.softmaxCrossEntropy(yTrue, yPred);
+      reference.compile({ optimizer: tf.train.sgd(0.05), loss: name === 'resnet' ? 'sparseCategoricalCrossentropy' : fromLogits });
+      const data = readLayersModel(files[name].model); // topology untouched by the export:
+      expect(JSON.stringify(readLayersModel(join(exported.dir, 'model.json')).topology)).toBe(JSON.stringify(data.topology));
+      const { x, y: labels } = npyTensors(files[name].data, K * plan.globalBatch);
+      const y = name === 'resnet' ? labels : tf.oneHot(tf.cast(tf.reshape(labels, [-1]), 'int32'), classes);
+      await reference.fit(x, y, { batchSize: plan.globalBatch, epochs: 1, shuffle: false, verbose: 0 });
+      for (const w of reference.weights) {
+        const theirs = w.read().dataSync() as Float32Array;
+        const ours = shoal.weights.find((v) => v.originalName === w.originalName)!.read().dataSync() as Float32Array;
+        expect(maxRelativeError(ours, theirs), w.originalName).toBeLessThan(1e-4);
+      }
+      // And the exported model predicts what the trained weights predict in tfjs.
+      const probe = x.slice(0, 4);
+      expect(maxRelativeError((shoal.predict(probe) as tf.Tensor).dataSync() as Float32Array, (reference.predict(probe) as tf.Tensor).dataSync() as Float32Array)).toBeLessThan(1e-4);
+    }, 240_000);
+  }
+});
+
+/** The first `n` samples of x.npy and y.npy as tensors (the data Shoal read, in file order). */
+function npyTensors(dir: string, n: number): { x: tf.Tensor; y: tf.Tensor } {
+  const read = (file: string) => {
+    const a = openNpy(join(dir, file));
+    const out = new Float32Array(n * a.rowSize);
+    a.readRange(0, n, out);
+    a.close();
+    return tf.tensor(out, [n, ...a.shape.slice(1)]);
+  };
+  return { x: read('x.npy'), y: read('y.npy') };
+}
