@@ -10,14 +10,12 @@ import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';
 import { EXPORT_USAGE, runExportCommand } from './commands/export.js';
 import { runJobsCommand } from './commands/jobs.js';
 import { runStopCommand } from './commands/stop.js';
-import { printPresetPlan, runTrain, TRAIN_OPTIONS } from './commands/train.js';
+import { printPresetPlan, runTrain, TRAIN_OPTIONS, TRAIN_USAGE } from './commands/train.js';
 
 const USAGE = `shoal — hybrid-parallel training with TensorFlow.js
 
 Usage:
-  shoal train --model <name> [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
-              [--epochs E | --steps S] [--batch B] [--micro-batches M] [--lr X] [--seed N] [--schedule gpipe|1f1b|async]
-              [--out DIR] [--checkpoint-every N] [--json]
+  ${TRAIN_USAGE.split('\n\n')[0]}
   shoal plan  --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B]
               [--exhaustive] [--runnable] [--json]                  suggest plans, fastest first
                                    (--runnable, implied for local:N: only plans the agents can run today)

@@ -3,7 +3,7 @@ import { readCheckpoint } from '../../../agents/coordinator/checkpointFile.js';
 import { parseClusterName } from '../../cluster/cluster.js';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
-import { zooModel } from '../../model/zoo.js';
+import { loadModel } from '../modelRef.js';
 import { parsePlan } from '../../plan/plan.js';
 import { presetPlan } from '../../plan/presets.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
@@ -34,11 +34,12 @@ export async function runResume(args: string[]): Promise<void> {
   if (positionals.length !== 1) throw new Error(`Give one run to resume.\nUsage: ${RESUME_USAGE}`);
   const point = findResumePoint(positionals[0]);
   const { header } = readCheckpoint(point.checkpoint);
-  const model = zooModel(header.model);
+  const model = loadModel(header.model);
+  const training = point.record?.training;
   const previous = parsePlan(header.plan);
   // Another layout may be chosen, but never other hyperparameters: batch, optimizer and seed stay.
   const plan = values.plan ? presetPlan(model, values.plan, { globalBatch: previous.globalBatch, optimizer: previous.optimizer, seed: previous.seed }) : previous;
-  const perEpoch = stepsPerEpoch(MNIST_TRAIN, plan.globalBatch);
+  const perEpoch = stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
   const steps = values.steps
     ? Number(values.steps)
     : values.epochs
@@ -51,6 +52,7 @@ export async function runResume(args: string[]): Promise<void> {
   const job = new LocalJob({
     model,
     plan,
+    training,
     agents: cluster.agents,
     steps,
     runDir: point.runDir,

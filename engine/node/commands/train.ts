@@ -15,6 +15,21 @@ import { fail } from './fail.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
 
+export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data mnist | synthetic[:N] | DIR] [--validation-split F]
+            [--loss NAME] [--optimizer sgd|momentum|adam|adamw|rmsprop|adagrad] [--lr X] [--momentum M] [--nesterov]
+            [--weight-decay W] [--shuffle true|false] [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
+            [--epochs E | --steps S] [--batch B] [--micro-batches M] [--seed N] [--schedule gpipe|1f1b|async]
+            [--zero 0|1|2] [--recompute] [--clip-norm X] [--out DIR] [--checkpoint-every N] [--json]
+
+  --model      a built-in model (shoal models) or a tfjs LayersModel's model.json (its weights .bin beside it
+               are the starting point; trainable: false layers stay frozen)
+  --data DIR   NumPy files: x.npy and y.npy (one input, one output) or <layer>.npy per input and output
+               layer ('/' in a name written '__'); DIR/val/ with the same files is the validation set
+  --validation-split F   without DIR/val/: hold out a seeded random fraction F for validation
+  --loss       categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mse, mae
+               (default: the model file's training_config, else inferred from the output and its head)
+  --shuffle false        take batches in file order (Keras's shuffle=False); default: a seeded order per epoch`;
+
 export const TRAIN_OPTIONS = {
   model: { type: 'string' },
   cluster: { type: 'string' },
@@ -34,6 +49,7 @@ export const TRAIN_OPTIONS = {
   out: { type: 'string' },
   'checkpoint-every': { type: 'string' },
   ...TRAINING_OPTIONS,
+  help: { type: 'boolean', short: 'h' },
 } as const;
 
 export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')))): Plan {
@@ -69,6 +85,10 @@ export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(Str
 
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
 export async function runTrain(values: TrainValues): Promise<void> {
+  if (values.help) {
+    process.stdout.write(TRAIN_USAGE + '\n');
+    return;
+  }
   let model: ModelGraph;
   let plan: Plan;
   let training: ReturnType<typeof trainingSetupFrom>;

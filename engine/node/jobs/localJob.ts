@@ -120,7 +120,7 @@ export class LocalJob {
   private async run(): Promise<FinalEvent> {
     const { model, plan, agents } = this.options;
     const steps = stepsFor(plan, this.options.epochs, this.options.steps, this.options.training?.trainSamples);
-    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.source?.modelFile ?? model.name, plan, agents, steps }, this.options.runDir);
+    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.source?.modelFile ?? model.name, plan, agents, steps, ...(this.options.training ? { training: this.options.training } : {}) }, this.options.runDir);
     this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
     const finalEvent = new Promise<FinalEvent>((resolve, reject) => {
       this.resolveFinal = resolve;

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Plan } from '../../plan/plan.js';
+import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 
 /**
  * Where runs live on disk: one folder per job with `job.json` (what was asked) and `checkpoints/`.
@@ -21,6 +22,8 @@ export interface RunRecord {
   plan: Plan;
   agents: number;
   steps: number;
+  /** The data and losses the job trained with (absent: the built-in models' MNIST digits); resume reuses them. */
+  training?: TrainingSetup;
 }
 
 export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId)): string {

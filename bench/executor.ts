@@ -1,0 +1,443 @@
+/**
+ * Executor benchmark: training throughput of Shoal's executor of users' models (GraphStage over
+ * tfjs-layers' layers) against tfjs's own `model.fit` on the same model, in one process on the wasm
+ * backend, with PyTorch on one CPU thread beside them where it is installed. Target: Shoal ≥ 1.0×
+ * model.fit on every model.
+ *
+ *   npm run bench -- executor [--seconds 3.5] [--batches 16]
+ *
+ * Models: test/support/userModels.ts's resnetBlock, biLstmClassifier and twoInTwoOut, and an MLP
+ * 784-256-128-10 (functional tfjs-layers model). Each is saved as model.json + weights.bin with .npy
+ * data (test/support/userModels.ts), then:
+ *  - Shoal: what one agent does per step on a one-stage plan (pp1-dp1, stage = every layer): the rows
+ *    gathered from the NumPy folder and packed as the agent packs them (dataset.train.gather over the
+ *    model's inputs / targets, in file order like fit's shuffle: false), GraphStage.lossBackward on the
+ *    whole batch (forward, loss and backward in one tape, loss read back), takeGradients, Shoal's SGD
+ *    (lr 0.01) apply, and the batch-norm statistics update. A second Shoal column hands the gradients
+ *    to the update as a synchronous agent does (GradientSync over a group of one: gradReady, finish).
+ *  - tfjs: the same model.json loaded with tfl.loadLayersModel, compiled with the same loss(es) and
+ *    tf.train.sgd(0.01), `model.fit(xs, ys, { batchSize, epochs: 1, shuffle: false, verbose: 0 })`
+ *    over the same samples, already in tensors.
+ *  - PyTorch (bench/peers/torch_executor.py): the MLP and the ResNet block, same shapes, batch and SGD.
+ * Every workload runs one warm-up epoch (not counted); then epochs of the three tfjs workloads
+ * alternate, so a slow patch of the machine hits them alike, until each has run about --seconds.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { selectBackend } from '../agents/backend/selectBackend.js';
+import { ProcessGroup } from '../agents/comm/processGroup.js';
+import type { Dataset } from '../agents/data/dataset.js';
+import { openNpy } from '../agents/data/npy.js';
+import { openDataset } from '../agents/data/openDataset.js';
+import { buildGraphStage } from '../agents/exec/graph/buildGraphStage.js';
+import type { GraphStage } from '../agents/exec/graph/graphStage.js';
+import { GradientSync } from '../agents/exec/gradientSync.js';
+import { createOptimizer, type Optimizer } from '../agents/exec/optimizer.js';
+import { globalBatchIndices } from '../engine/data/dataOrder.js';
+import type { ModelGraph } from '../engine/model/graph.js';
+import { trainingSpecFor, type OutputLoss } from '../engine/model/trainingSpec.js';
+import { loadModel, modelDocument } from '../engine/node/modelRef.js';
+import { parsePlan, type OptimizerConfig, type Plan } from '../engine/plan/plan.js';
+import { presetPlan } from '../engine/plan/presets.js';
+import { biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../test/support/userModels.js';
+import { numberFlag } from './lib/args.js';
+import { runPeer } from './lib/peer.js';
+import { report, type Column } from './lib/report.js';
+
+const SEED = 7;
+const LR = 0.01;
+const TARGET = 1.0;
+/** Seconds of timed training per workload and model (warm-up not counted). */
+const SECONDS = numberFlag('seconds', 3.5);
+/** Batches per epoch: the data set holds this many batches; fit runs one epoch per call. */
+const BATCHES = numberFlag('batches', 16);
+const TORCH_PEER = join(dirname(fileURLToPath(import.meta.url)), 'peers/torch_executor.py');
+const SGD: OptimizerConfig = { kind: 'sgd', learningRate: LR, momentum: 0, nesterov: false };
+
+type ArraysSpec = Parameters<typeof writeNpyData>[1];
+
+interface Case {
+  model: string;
+  describe: string;
+  build: () => tfl.LayersModel;
+  batch: number;
+  /** .npy files: x/y for one input and output, else one per input and output layer. */
+  arrays: ArraysSpec;
+  torch: string | null;
+}
+
+/** MLP 784-256-128-10 as a functional model (ReLU, softmax head). */
+function mlp(): tfl.LayersModel {
+  const input = tfl.input({ shape: [784], name: 'pixels' });
+  const h1 = tfl.layers.dense({ units: 256, activation: 'relu', name: 'hidden1' }).apply(input) as tfl.SymbolicTensor;
+  const h2 = tfl.layers.dense({ units: 128, activation: 'relu', name: 'hidden2' }).apply(h1) as tfl.SymbolicTensor;
+  const out = tfl.layers.dense({ units: 10, activation: 'softmax', name: 'probs' }).apply(h2) as tfl.SymbolicTensor;
+  return tfl.model({ inputs: input, outputs: out, name: 'mlp' });
+}
+
+const CASES: Case[] = [
+  { model: 'mlp', describe: '784-256-128-10, softmax', build: mlp, batch: 64, arrays: { x: { shape: [784], kind: 'float' }, y: { shape: [], kind: { classes: 10 } } }, torch: 'mlp' },
+  { model: 'resnetBlock', describe: 'conv-bn-relu-conv+skip, 8×8×2', build: resnetBlock, batch: 64, arrays: { x: { shape: [8, 8, 2], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } }, torch: 'resnet' },
+  { model: 'biLstmClassifier', describe: 'embed 20×5, BiLSTM 4, 6 tokens', build: biLstmClassifier, batch: 32, arrays: { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } }, torch: null },
+  {
+    model: 'twoInTwoOut',
+    describe: '2 inputs, shared dense ×2, dropout, 2 heads',
+    build: twoInTwoOut,
+    batch: 64,
+    arrays: { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } },
+    torch: null,
+  },
+];
+
+interface Breakdown {
+  /** dataset.train.gather of inputs and targets, and the input tensor. */
+  gatherMs: number;
+  /** GraphStage.lossBackward: forward, loss, backward (one tape), loss read back. */
+  lossBackwardMs: number;
+  /** takeGradients and the optimizer (or GradientSync: gradReady + finish). */
+  updateMs: number;
+  /** Batch-norm moving statistics (sums and apply). */
+  batchNormMs: number;
+}
+
+interface Row {
+  model: string;
+  describe: string;
+  batch: number;
+  params: number;
+  shoalSamplesPerSec: number | null;
+  shoalAgentSamplesPerSec: number | null;
+  tfjsFitSamplesPerSec: number | null;
+  torchSamplesPerSec: number | null;
+  /** Shoal / model.fit. */
+  ratio: number | null;
+  /** Shoal with GradientSync / model.fit. */
+  agentRatio: number | null;
+  meetsTarget: boolean | null;
+  shoalSteps: number;
+  fitSteps: number;
+  shoalStepMs: number | null;
+  fitStepMs: number | null;
+  /** Shoal's step split into its parts (ms per step, the plain-optimizer workload). */
+  shoalBreakdown: Breakdown | null;
+  /** Kernels run per training step, and their summed time (tf.profile). */
+  shoalKernelsPerStep: number | null;
+  fitKernelsPerStep: number | null;
+  shoalKernelMsPerStep: number | null;
+  fitKernelMsPerStep: number | null;
+  /** The kernels whose per-step count differs most between Shoal and fit (Shoal − fit). */
+  kernelDiff: string;
+  torchNote: string;
+  error?: string;
+}
+
+/** The loss tfjs-layers' fit minimises for one output: Keras's, the same Shoal computes (agents/exec/losses.ts). */
+function fitLoss(loss: OutputLoss): string | ((yTrue: tf.Tensor, yPred: tf.Tensor) => tf.Tensor) {
+  if (loss.loss === 'sparseCategoricalCrossentropy' && loss.fromLogits) {
+    // tfjs-layers' string losses take probabilities only, and it lets only its own sparse loss have class-index
+    // targets: from logits, TensorFlow's softmax cross-entropy on one-hot targets (made once, before timing).
+    return (yTrue, yPred) => tf.losses.softmaxCrossEntropy(yTrue, yPred);
+  }
+  if (loss.fromLogits && loss.loss !== 'meanSquaredError' && loss.loss !== 'meanAbsoluteError') throw new Error(`bench executor: no fit loss for ${loss.loss} from logits`);
+  return loss.loss;
+}
+
+/** The first `n` samples of a .npy file as a tensor (what fit trains on, in file order). */
+function npyTensor(file: string, n: number): tf.Tensor {
+  const a = openNpy(file);
+  const out = new Float32Array(n * a.rowSize);
+  a.readRange(0, n, out);
+  a.close();
+  return tf.tensor(out, [n, ...a.shape.slice(1)]);
+}
+
+interface Workload {
+  name: string;
+  /** One epoch (BATCHES steps of `batch` samples); returns its seconds. */
+  epoch(): Promise<number>;
+  /** One profiled training step: kernels by name. */
+  profile(): Promise<Map<string, { count: number; ms: number }>>;
+  seconds: number;
+  steps: number;
+}
+
+function kernelsOf(info: Awaited<ReturnType<typeof tf.profile>>, perStep: number): Map<string, { count: number; ms: number }> {
+  const out = new Map<string, { count: number; ms: number }>();
+  for (const k of info.kernels) {
+    const e = out.get(k.name) ?? { count: 0, ms: 0 };
+    e.count += 1 / perStep;
+    e.ms += (typeof k.kernelTimeMs === 'number' ? k.kernelTimeMs : 0) / perStep;
+    out.set(k.name, e);
+  }
+  return out;
+}
+
+/** Shoal's per-step work as one agent runs it; `agent` routes the update through GradientSync. */
+function shoalWorkload(name: string, stage: GraphStage, plan: Plan, dataset: Dataset, feeds: { inputs: string[]; targets: string[] }, batch: number, agent: boolean, breakdown: Breakdown): Workload {
+  const optimizer: Optimizer | null = agent ? null : createOptimizer(plan.optimizer);
+  const sync = agent ? new GradientSync({ group: new ProcessGroup(0, [0], new Map(), { name: 'bench group of one' }), params: stage.params, zero: 0, optimizer: plan.optimizer }) : null;
+  let step = 0;
+  const trainStep = async (timed: boolean) => {
+    const t0 = performance.now();
+    const samples = globalBatchIndices(plan.seed, step, batch, dataset.train.size, plan.shuffle);
+    stage.setPass({ seed: plan.seed, step, samples });
+    const x = tf.tensor(dataset.train.gather(feeds.inputs, samples), [batch, ...stage.inputShape]);
+    const targets = dataset.train.gather(feeds.targets, samples);
+    const t1 = performance.now();
+    const { dx } = await stage.lossBackward(x, targets, batch, plan.globalBatch);
+    dx?.dispose();
+    x.dispose();
+    const t2 = performance.now();
+    const grads = stage.takeGradients();
+    if (sync) {
+      sync.beginStep(step);
+      grads.forEach((g, k) => sync.gradReady(k, g));
+      await sync.finish(step);
+    } else optimizer!.apply(stage.params, grads);
+    const t3 = performance.now();
+    if (stage.batchNorm.size > 0) stage.batchNorm.apply(stage.batchNorm.sums());
+    const t4 = performance.now();
+    if (timed) {
+      breakdown.gatherMs += t1 - t0;
+      breakdown.lossBackwardMs += t2 - t1;
+      breakdown.updateMs += t3 - t2;
+      breakdown.batchNormMs += t4 - t3;
+    }
+    step++;
+  };
+  let warm = false;
+  return {
+    name,
+    seconds: 0,
+    steps: 0,
+    async epoch() {
+      const timed = warm;
+      warm = true;
+      const started = performance.now();
+      for (let i = 0; i < BATCHES; i++) await trainStep(timed);
+      return (performance.now() - started) / 1000;
+    },
+    async profile() {
+      return kernelsOf(await tf.profile(() => trainStep(false)), 1);
+    },
+  };
+}
+
+function fitWorkload(model: tfl.LayersModel, xs: tf.Tensor[], ys: tf.Tensor[], batch: number): Workload {
+  const fit = () => model.fit(xs.length === 1 ? xs[0] : xs, ys.length === 1 ? ys[0] : ys, { batchSize: batch, epochs: 1, shuffle: false, verbose: 0 });
+  return {
+    name: 'fit',
+    seconds: 0,
+    steps: 0,
+    async epoch() {
+      const started = performance.now();
+      await fit();
+      return (performance.now() - started) / 1000;
+    },
+    async profile() {
+      return kernelsOf(await tf.profile(() => fit().then(() => tf.scalar(0))), BATCHES);
+    },
+  };
+}
+
+/** Per-step kernel count and time, and the kernel names whose counts differ most (a − b). */
+function compareKernels(a: Map<string, { count: number; ms: number }>, b: Map<string, { count: number; ms: number }>): string {
+  const names = new Set([...a.keys(), ...b.keys()]);
+  const diffs = [...names]
+    .map((n) => ({ n, d: (a.get(n)?.count ?? 0) - (b.get(n)?.count ?? 0) }))
+    .filter((e) => Math.abs(e.d) >= 0.5)
+    .sort((x, y) => Math.abs(y.d) - Math.abs(x.d));
+  return diffs.slice(0, 5).map((e) => `${e.n} ${e.d > 0 ? '+' : ''}${Math.round(e.d)}`).join(', ');
+}
+
+const total = (m: Map<string, { count: number; ms: number }>, key: 'count' | 'ms') => [...m.values()].reduce((s, e) => s + e[key], 0);
+
+async function benchCase(c: Case, root: string): Promise<Row> {
+  const dir = join(root, c.model);
+  const modelFile = await saveLayersModel(c.build(), dir);
+  const samples = BATCHES * c.batch;
+  writeNpyData(join(dir, 'data'), c.arrays, samples, 1);
+  const graph: ModelGraph = loadModel(modelFile);
+  const spec = trainingSpecFor(graph, modelDocument(graph), {});
+  const losses = spec.outputs;
+  const base = presetPlan(graph, 'pp1-dp1', { globalBatch: c.batch, microBatches: 1, seed: SEED, optimizer: SGD });
+  // One stage over every layer, data in file order (fit's shuffle: false).
+  const plan = parsePlan({ ...base, model: modelFile, stages: [{ ...base.stages[0], layers: graph.layers.map((l) => l.id) }], shuffle: false });
+  const dataset = openDataset({ kind: 'npy', dir: join(dir, 'data') }, graph, losses, plan.seed);
+  const feeds = { inputs: graph.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: losses.map((l) => l.output) };
+  const stage = await buildGraphStage(graph, plan, 0, losses);
+  const agentStage = await buildGraphStage(graph, plan, 0, losses);
+
+  // tfjs-layers' own training on the same file, data and losses.
+  const model = await loadLayersModel(modelFile);
+  const byId = new Map(graph.layers.map((l) => [l.id, l]));
+  const classesOf = (id: string) => byId.get(id)!.outputShape.at(-1)!;
+  const outputNames = model.outputNames;
+  const fitLosses = outputNames.map((name) => {
+    const l = losses.find((o) => o.output === name);
+    if (!l) throw new Error(`bench executor: output ${name} has no loss in the training spec`);
+    return fitLoss(l);
+  });
+  model.compile({ optimizer: tf.train.sgd(LR), loss: (fitLosses.length === 1 ? fitLosses[0] : fitLosses) as tfl.ModelCompileArgs['loss'] });
+  const single = Object.keys(c.arrays).length === 2 && 'x' in c.arrays;
+  const file = (name: string) => join(dir, 'data', `${name}.npy`);
+  const xs = model.inputNames.map((name) => npyTensor(file(single ? 'x' : name), samples));
+  const ys = outputNames.map((name) => {
+    const y = npyTensor(file(single ? 'y' : name), samples);
+    const l = losses.find((o) => o.output === name)!;
+    if (l.loss !== 'sparseCategoricalCrossentropy' || !l.fromLogits) return y;
+    const oneHot = tf.tidy(() => tf.cast(tf.oneHot(tf.cast(tf.reshape(y, [-1]), 'int32') as tf.Tensor1D, classesOf(name)), 'float32'));
+    y.dispose();
+    return oneHot;
+  });
+
+  const shoalParts: Breakdown = { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 };
+  const agentParts: Breakdown = { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 };
+  const workloads = [
+    shoalWorkload('shoal', stage, plan, dataset, feeds, c.batch, false, shoalParts),
+    shoalWorkload('shoal-agent', agentStage, plan, dataset, feeds, c.batch, true, agentParts),
+    fitWorkload(model, xs, ys, c.batch),
+  ];
+  // Warm-up epoch each (kernels, tfjs-layers' first-call set-up), then alternate until each has its seconds.
+  for (const w of workloads) await w.epoch();
+  while (workloads.some((w) => w.seconds < SECONDS)) {
+    for (const w of workloads) {
+      if (w.seconds >= SECONDS) continue;
+      w.seconds += await w.epoch();
+      w.steps += BATCHES;
+    }
+  }
+  const [shoal, agent, fit] = workloads;
+  const sps = (w: Workload) => (w.steps * c.batch) / w.seconds;
+  const shoalKernels = await shoal.profile();
+  const fitKernels = await fit.profile();
+  const perStep = (b: Breakdown): Breakdown => ({
+    gatherMs: b.gatherMs / shoal.steps,
+    lossBackwardMs: b.lossBackwardMs / shoal.steps,
+    updateMs: b.updateMs / shoal.steps,
+    batchNormMs: b.batchNormMs / shoal.steps,
+  });
+
+  let torchSamplesPerSec: number | null = null;
+  let torchNote = 'no torch peer for this model';
+  if (c.torch) {
+    console.error(`bench executor: ${c.model} on pytorch ...`);
+    const r = runPeer(TORCH_PEER, ['--model', c.torch, '--batch', String(c.batch), '--batches', String(BATCHES), '--seconds', String(SECONDS), '--lr', String(LR)], {
+      env: { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
+    });
+    if (r.error) torchNote = `torch: ${r.error}`;
+    else {
+      torchSamplesPerSec = r.samplesPerSec as number;
+      torchNote = `pytorch ${String(r.version)}, ${String(r.threads)} thread, ${String(r.steps)} steps`;
+    }
+  }
+
+  const ratio = sps(shoal) / sps(fit);
+  const row: Row = {
+    model: c.model,
+    describe: c.describe,
+    batch: c.batch,
+    params: stage.params.reduce((n, p) => n + p.size, 0),
+    shoalSamplesPerSec: sps(shoal),
+    shoalAgentSamplesPerSec: sps(agent),
+    tfjsFitSamplesPerSec: sps(fit),
+    torchSamplesPerSec,
+    ratio,
+    agentRatio: sps(agent) / sps(fit),
+    meetsTarget: ratio >= TARGET,
+    shoalSteps: shoal.steps,
+    fitSteps: fit.steps,
+    shoalStepMs: (shoal.seconds / shoal.steps) * 1000,
+    fitStepMs: (fit.seconds / fit.steps) * 1000,
+    shoalBreakdown: perStep(shoalParts),
+    shoalKernelsPerStep: total(shoalKernels, 'count'),
+    fitKernelsPerStep: total(fitKernels, 'count'),
+    shoalKernelMsPerStep: total(shoalKernels, 'ms'),
+    fitKernelMsPerStep: total(fitKernels, 'ms'),
+    kernelDiff: compareKernels(shoalKernels, fitKernels),
+    torchNote,
+  };
+  void agentParts;
+  stage.dispose();
+  agentStage.dispose();
+  dataset.close();
+  tf.dispose([...xs, ...ys]);
+  model.dispose();
+  return row;
+}
+
+async function main(): Promise<void> {
+  const backend = await selectBackend({ prefer: ['wasm'] });
+  if (backend.name !== 'wasm') console.error(`bench executor: running on ${backend.name}, not wasm (SHOAL_BACKEND?)`);
+  const root = mkdtempSync(join(tmpdir(), 'shoal-bench-executor-'));
+  const rows: Row[] = [];
+  try {
+    for (const c of CASES) {
+      console.error(`bench executor: ${c.model} (batch ${c.batch}) ...`);
+      try {
+        rows.push(await benchCase(c, root));
+      } catch (err) {
+        const message = (err as Error).message;
+        console.error(`bench executor: ${c.model} failed: ${(err as Error).stack ?? message}`);
+        rows.push({
+          model: c.model, describe: c.describe, batch: c.batch, params: 0, shoalSamplesPerSec: null, shoalAgentSamplesPerSec: null, tfjsFitSamplesPerSec: null,
+          torchSamplesPerSec: null, ratio: null, agentRatio: null, meetsTarget: null, shoalSteps: 0, fitSteps: 0, shoalStepMs: null, fitStepMs: null,
+          shoalBreakdown: null, shoalKernelsPerStep: null, fitKernelsPerStep: null, shoalKernelMsPerStep: null, fitKernelMsPerStep: null, kernelDiff: '', torchNote: '', error: message,
+        });
+      }
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+
+  const num = (digits: number) => (v: unknown) => (typeof v === 'number' ? v.toFixed(digits) : '—');
+  const columns: Column<Row>[] = [
+    { key: 'model', title: 'model' },
+    { key: 'batch', title: 'batch', align: 'right' },
+    { key: 'params', title: 'params', align: 'right' },
+    { key: 'shoalSamplesPerSec', title: 'Shoal s/s', align: 'right', format: num(0) },
+    { key: 'shoalAgentSamplesPerSec', title: 'Shoal+sync s/s', align: 'right', format: num(0) },
+    { key: 'tfjsFitSamplesPerSec', title: 'fit s/s', align: 'right', format: num(0) },
+    { key: 'torchSamplesPerSec', title: 'torch s/s', align: 'right', format: num(0) },
+    { key: 'ratio', title: 'Shoal/fit', align: 'right', format: (v, r) => (typeof v === 'number' ? `${v.toFixed(2)}×${r.meetsTarget ? '' : ' <'}` : '—') },
+    { key: 'shoalStepMs', title: 'Shoal ms', align: 'right', format: num(2) },
+    { key: 'fitStepMs', title: 'fit ms', align: 'right', format: num(2) },
+    {
+      key: 'shoalBreakdown',
+      title: 'Shoal gather/tape/update/bn ms',
+      format: (v) => {
+        const b = v as Breakdown | null;
+        return b ? [b.gatherMs, b.lossBackwardMs, b.updateMs, b.batchNormMs].map((x) => x.toFixed(2)).join(' / ') : '—';
+      },
+    },
+    { key: 'shoalKernelsPerStep', title: 'kernels S/fit', align: 'right', format: (v, r) => (typeof v === 'number' ? `${Math.round(v)}/${Math.round(r.fitKernelsPerStep ?? 0)}` : '—') },
+    { key: 'shoalKernelMsPerStep', title: 'kernel ms S/fit', align: 'right', format: (v, r) => (typeof v === 'number' ? `${v.toFixed(2)}/${(r.fitKernelMsPerStep ?? 0).toFixed(2)}` : '—') },
+    { key: 'kernelDiff', title: 'kernels/step, Shoal − fit', format: (v, r) => r.error ?? String(v) },
+    { key: 'torchNote', title: 'torch' },
+  ];
+  const notes = [
+    `Target: Shoal ≥ ${TARGET.toFixed(1)}× model.fit on every model (a "<" marks a model below it). Shoal/fit is samples/s of the "Shoal" column over "fit".`,
+    'One process, tfjs wasm backend (single-threaded in Node), the same model.json and weights for both. Shoal: one agent\'s step on a one-stage plan ' +
+      '(rows gathered from the .npy files and packed as the agent packs them, GraphStage.lossBackward over the whole batch with the loss read back, ' +
+      `takeGradients, Shoal's SGD lr ${LR}, batch-norm statistics update). "Shoal+sync" routes the update through GradientSync on a group of one, as a ` +
+      'synchronous agent does (gradients copied into buckets, back into tensors, then the same SGD).',
+    `fit: tfl.loadLayersModel, compile({ optimizer: tf.train.sgd(${LR}), loss: the same Keras loss per output }) (from-logits sparse cross-entropy as ` +
+      'tf.losses.softmaxCrossEntropy on one-hot targets made before timing: tfjs-layers accepts class-index targets only for its own sparse loss), model.fit(xs, ys, { batchSize, epochs: 1, shuffle: false, verbose: 0 }) over data already in tensors.',
+    `Timing: ${BATCHES} batches per epoch; one warm-up epoch per workload not counted, then epochs of Shoal, Shoal+sync and fit alternate until each has ` +
+      `~${SECONDS} s. Shoal's breakdown (ms per step): gather = dataset.train.gather + input tensor; tape = lossBackward; update = takeGradients + optimizer; bn = batch-norm statistics.`,
+    'kernels S/fit and kernel ms: tf.profile of one Shoal step and of one fit epoch divided by its batches; the kernel time is what the backend reports per kernel, ' +
+      'the rest of a step is JavaScript (tfjs-layers, the tape, Shoal). The last column lists the kernels whose per-step counts differ most.',
+    'PyTorch: bench/peers/torch_executor.py with /usr/bin/python3, torch.set_num_threads(1) and OMP/OPENBLAS/MKL_NUM_THREADS=1, the MLP and the ResNet block ' +
+      '(same shapes, batch, SGD; torch.nn.CrossEntropyLoss on logits in place of the softmax head + cross-entropy on probabilities); none where torch is not importable.',
+  ];
+  report('executor', `Executor benchmark: Shoal's GraphStage vs tfjs model.fit, one process, wasm (target: Shoal ≥ ${TARGET.toFixed(1)}× model.fit on every model)`, rows, columns, notes, {
+    config: { seconds: SECONDS, batchesPerEpoch: BATCHES, lr: LR, seed: SEED, backend: backend.name, target: TARGET },
+  });
+}
+
+main().catch((err) => {
+  console.error(`bench executor failed: ${(err as Error).stack ?? (err as Error).message}`);
+  process.exit(1);
+});
