@@ -4,7 +4,7 @@
  * backend, with PyTorch on one CPU thread beside them where it is installed. Target: Shoal ≥ 1.0×
  * model.fit on every model.
  *
- *   npm run bench -- executor [--seconds 3.5] [--batches 16]
+ *   npm run bench -- executor [--seconds 4] [--batches 16]
  *
  * Models: test/support/userModels.ts's resnetBlock, biLstmClassifier and twoInTwoOut, and an MLP
  * 784-256-128-10 (functional tfjs-layers model). Each is saved as model.json + weights.bin with .npy
@@ -23,7 +23,7 @@
  * alternate, so a slow patch of the machine hits them alike, until each has run about --seconds.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { selectBackend } from '../agents/backend/selectBackend.js';
@@ -50,7 +50,7 @@ const SEED = 7;
 const LR = 0.01;
 const TARGET = 1.0;
 /** Seconds of timed training per workload and model (warm-up not counted). */
-const SECONDS = numberFlag('seconds', 3.5);
+const SECONDS = numberFlag('seconds', 4);
 /** Batches per epoch: the data set holds this many batches; fit runs one epoch per call. */
 const BATCHES = numberFlag('batches', 16);
 const TORCH_PEER = join(dirname(fileURLToPath(import.meta.url)), 'peers/torch_executor.py');
@@ -113,6 +113,8 @@ interface Row {
   torchSamplesPerSec: number | null;
   /** Shoal / model.fit. */
   ratio: number | null;
+  /** Median over rounds of fit's epoch time / Shoal's epoch time in the same round. */
+  pairedMedianRatio: number | null;
   /** Shoal with GradientSync / model.fit. */
   agentRatio: number | null;
   meetsTarget: boolean | null;
@@ -157,12 +159,15 @@ interface Workload {
   name: string;
   /** One epoch (BATCHES steps of `batch` samples); returns its seconds. */
   epoch(): Promise<number>;
-  /** One profiled training step: kernels by name. */
+  /** One profiled epoch: kernels by name, count and time per step. */
   profile(): Promise<Map<string, { count: number; ms: number }>>;
   seconds: number;
   steps: number;
+  /** Seconds of each timed epoch, in round order. */
+  epochs: number[];
 }
 
+/** Read at once: tf.profile hands back one shared object, which the next profile overwrites. */
 function kernelsOf(info: Awaited<ReturnType<typeof tf.profile>>, perStep: number): Map<string, { count: number; ms: number }> {
   const out = new Map<string, { count: number; ms: number }>();
   for (const k of info.kernels) {
@@ -212,6 +217,7 @@ function shoalWorkload(name: string, stage: GraphStage, plan: Plan, dataset: Dat
     name,
     seconds: 0,
     steps: 0,
+    epochs: [],
     async epoch() {
       const timed = warm;
       warm = true;
@@ -220,7 +226,11 @@ function shoalWorkload(name: string, stage: GraphStage, plan: Plan, dataset: Dat
       return (performance.now() - started) / 1000;
     },
     async profile() {
-      return kernelsOf(await tf.profile(() => trainStep(false)), 1);
+      const info = await tf.profile(async () => {
+        for (let i = 0; i < BATCHES; i++) await trainStep(false);
+        return tf.scalar(0);
+      });
+      return kernelsOf(info, BATCHES);
     },
   };
 }
@@ -231,6 +241,7 @@ function fitWorkload(model: tfl.LayersModel, xs: tf.Tensor[], ys: tf.Tensor[], b
     name: 'fit',
     seconds: 0,
     steps: 0,
+    epochs: [],
     async epoch() {
       const started = performance.now();
       await fit();
@@ -250,6 +261,13 @@ function compareKernels(a: Map<string, { count: number; ms: number }>, b: Map<st
     .filter((e) => Math.abs(e.d) >= 0.5)
     .sort((x, y) => Math.abs(y.d) - Math.abs(x.d));
   return diffs.slice(0, 5).map((e) => `${e.n} ${e.d > 0 ? '+' : ''}${Math.round(e.d)}`).join(', ');
+}
+
+function median(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 const total = (m: Map<string, { count: number; ms: number }>, key: 'count' | 'ms') => [...m.values()].reduce((s, e) => s + e[key], 0);
@@ -294,10 +312,9 @@ async function benchCase(c: Case, root: string): Promise<Row> {
   });
 
   const shoalParts: Breakdown = { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 };
-  const agentParts: Breakdown = { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 };
   const workloads = [
     shoalWorkload('shoal', stage, plan, dataset, feeds, c.batch, false, shoalParts),
-    shoalWorkload('shoal-agent', agentStage, plan, dataset, feeds, c.batch, true, agentParts),
+    shoalWorkload('shoal-agent', agentStage, plan, dataset, feeds, c.batch, true, { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 }),
     fitWorkload(model, xs, ys, c.batch),
   ];
   // Warm-up epoch each (kernels, tfjs-layers' first-call set-up), then alternate until each has its seconds.
@@ -305,7 +322,9 @@ async function benchCase(c: Case, root: string): Promise<Row> {
   while (workloads.some((w) => w.seconds < SECONDS)) {
     for (const w of workloads) {
       if (w.seconds >= SECONDS) continue;
-      w.seconds += await w.epoch();
+      const seconds = await w.epoch();
+      w.epochs.push(seconds);
+      w.seconds += seconds;
       w.steps += BATCHES;
     }
   }
@@ -335,6 +354,9 @@ async function benchCase(c: Case, root: string): Promise<Row> {
   }
 
   const ratio = sps(shoal) / sps(fit);
+  // Epochs of the same round ran back to back: their ratio is what a slow patch of the machine disturbs least.
+  const rounds = Math.min(shoal.epochs.length, fit.epochs.length);
+  const paired = Array.from({ length: rounds }, (_, i) => fit.epochs[i] / shoal.epochs[i]);
   const row: Row = {
     model: c.model,
     describe: c.describe,
@@ -345,6 +367,7 @@ async function benchCase(c: Case, root: string): Promise<Row> {
     tfjsFitSamplesPerSec: sps(fit),
     torchSamplesPerSec,
     ratio,
+    pairedMedianRatio: median(paired),
     agentRatio: sps(agent) / sps(fit),
     meetsTarget: ratio >= TARGET,
     shoalSteps: shoal.steps,
@@ -359,7 +382,6 @@ async function benchCase(c: Case, root: string): Promise<Row> {
     kernelDiff: compareKernels(shoalKernels, fitKernels),
     torchNote,
   };
-  void agentParts;
   stage.dispose();
   agentStage.dispose();
   dataset.close();
@@ -371,6 +393,10 @@ async function benchCase(c: Case, root: string): Promise<Row> {
 async function main(): Promise<void> {
   const backend = await selectBackend({ prefer: ['wasm'] });
   if (backend.name !== 'wasm') console.error(`bench executor: running on ${backend.name}, not wasm (SHOAL_BACKEND?)`);
+  // Embedding's gradient runs on the cpu backend (agents/backend/cpuFallbackKernels.ts): no "install tfjs-node" banner.
+  const cpu = tf.findBackend('cpu') as { firstUse?: boolean } | null;
+  if (cpu && 'firstUse' in cpu) cpu.firstUse = false;
+  const loadBefore = loadavg();
   const root = mkdtempSync(join(tmpdir(), 'shoal-bench-executor-'));
   const rows: Row[] = [];
   try {
@@ -383,7 +409,7 @@ async function main(): Promise<void> {
         console.error(`bench executor: ${c.model} failed: ${(err as Error).stack ?? message}`);
         rows.push({
           model: c.model, describe: c.describe, batch: c.batch, params: 0, shoalSamplesPerSec: null, shoalAgentSamplesPerSec: null, tfjsFitSamplesPerSec: null,
-          torchSamplesPerSec: null, ratio: null, agentRatio: null, meetsTarget: null, shoalSteps: 0, fitSteps: 0, shoalStepMs: null, fitStepMs: null,
+          torchSamplesPerSec: null, ratio: null, pairedMedianRatio: null, agentRatio: null, meetsTarget: null, shoalSteps: 0, fitSteps: 0, shoalStepMs: null, fitStepMs: null,
           shoalBreakdown: null, shoalKernelsPerStep: null, fitKernelsPerStep: null, shoalKernelMsPerStep: null, fitKernelMsPerStep: null, kernelDiff: '', torchNote: '', error: message,
         });
       }
@@ -392,6 +418,7 @@ async function main(): Promise<void> {
     rmSync(root, { recursive: true, force: true });
   }
 
+  const loadAfter = loadavg();
   const num = (digits: number) => (v: unknown) => (typeof v === 'number' ? v.toFixed(digits) : '—');
   const columns: Column<Row>[] = [
     { key: 'model', title: 'model' },
@@ -402,6 +429,8 @@ async function main(): Promise<void> {
     { key: 'tfjsFitSamplesPerSec', title: 'fit s/s', align: 'right', format: num(0) },
     { key: 'torchSamplesPerSec', title: 'torch s/s', align: 'right', format: num(0) },
     { key: 'ratio', title: 'Shoal/fit', align: 'right', format: (v, r) => (typeof v === 'number' ? `${v.toFixed(2)}×${r.meetsTarget ? '' : ' <'}` : '—') },
+    { key: 'pairedMedianRatio', title: 'paired', align: 'right', format: (v) => (typeof v === 'number' ? `${v.toFixed(2)}×` : '—') },
+    { key: 'agentRatio', title: '+sync/fit', align: 'right', format: (v) => (typeof v === 'number' ? `${v.toFixed(2)}×` : '—') },
     { key: 'shoalStepMs', title: 'Shoal ms', align: 'right', format: num(2) },
     { key: 'fitStepMs', title: 'fit ms', align: 'right', format: num(2) },
     {
@@ -426,14 +455,16 @@ async function main(): Promise<void> {
     `fit: tfl.loadLayersModel, compile({ optimizer: tf.train.sgd(${LR}), loss: the same Keras loss per output }) (from-logits sparse cross-entropy as ` +
       'tf.losses.softmaxCrossEntropy on one-hot targets made before timing: tfjs-layers accepts class-index targets only for its own sparse loss), model.fit(xs, ys, { batchSize, epochs: 1, shuffle: false, verbose: 0 }) over data already in tensors.',
     `Timing: ${BATCHES} batches per epoch; one warm-up epoch per workload not counted, then epochs of Shoal, Shoal+sync and fit alternate until each has ` +
-      `~${SECONDS} s. Shoal's breakdown (ms per step): gather = dataset.train.gather + input tensor; tape = lossBackward; update = takeGradients + optimizer; bn = batch-norm statistics.`,
-    'kernels S/fit and kernel ms: tf.profile of one Shoal step and of one fit epoch divided by its batches; the kernel time is what the backend reports per kernel, ' +
+      `~${SECONDS} s; "paired" is the median over rounds of fit's epoch time over Shoal's in the same round (robust to other load: 1-minute load average ` +
+      `${loadBefore[0].toFixed(1)} before, ${loadAfter[0].toFixed(1)} after on ${cpus().length} cores). Shoal's breakdown (ms per step): gather = dataset.train.gather + input tensor; tape = lossBackward; update = takeGradients + optimizer; bn = batch-norm statistics.`,
+    'kernels S/fit and kernel ms: tf.profile of one epoch of each, per step; the kernel time is what the backend reports per kernel, ' +
       'the rest of a step is JavaScript (tfjs-layers, the tape, Shoal). The last column lists the kernels whose per-step counts differ most.',
     'PyTorch: bench/peers/torch_executor.py with /usr/bin/python3, torch.set_num_threads(1) and OMP/OPENBLAS/MKL_NUM_THREADS=1, the MLP and the ResNet block ' +
       '(same shapes, batch, SGD; torch.nn.CrossEntropyLoss on logits in place of the softmax head + cross-entropy on probabilities); none where torch is not importable.',
   ];
   report('executor', `Executor benchmark: Shoal's GraphStage vs tfjs model.fit, one process, wasm (target: Shoal ≥ ${TARGET.toFixed(1)}× model.fit on every model)`, rows, columns, notes, {
     config: { seconds: SECONDS, batchesPerEpoch: BATCHES, lr: LR, seed: SEED, backend: backend.name, target: TARGET },
+    loadAverage: { before: loadBefore, after: loadAfter },
   });
 }
 
