@@ -1,5 +1,5 @@
 import { MNIST_PIXELS } from '../../engine/data/mnistSplit.js';
-import type { Dataset, DataSplit } from './dataset.js';
+import type { Dataset, DataSplit } from '../../engine/wire/data/dataset.js';
 import { loadMnist, type DigitSet } from './mnist.js';
 
 /**

@@ -2,6 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 // tfjs-core ships its gradient functions separately; the stage's backward pass needs them.
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import type { LayerNode, ModelGraph } from '../../engine/model/graph.js';
+import { GradientAccumulator } from './gradientAccumulator.js';
 import { layerGradient } from './layerGradient.js';
 import { applyLayer, layerParams, type ParamSpec } from './layerOps.js';
 import { oneHotRows } from './labels.js';
@@ -37,7 +38,7 @@ export class StageModule {
   readonly paramSpecs: ParamSpec[];
   /** Index of each layer's first parameter in `params`, and one past the last layer's. */
   private readonly paramOffset: number[];
-  private gradients: Array<tf.Tensor | null> = [];
+  private readonly gradients: GradientAccumulator;
   /** Layer outputs kept by training forward passes, by the input tensor they started from. */
   private readonly kept = new Map<tf.Tensor, tf.Tensor[]>();
   private readonly keepActivations: boolean;
@@ -60,6 +61,7 @@ export class StageModule {
       shape = layer.outputShape;
     }
     this.params = this.paramSpecs.map((p) => tf.variable(tf.tensor(p.init, p.shape), true, `${p.name}#${nextVariableId++}`));
+    this.gradients = new GradientAccumulator(this.params);
     this.keepActivations = options.keepActivations ?? false;
   }
 
@@ -135,7 +137,7 @@ export class StageModule {
         const needInput = i > 0 || !this.isFirst;
         const { dx, dParams } = layerGradient(this.layers[i], input, outputs[i], grad, this.layerParams(i, params), needInput);
         const indices = dParams.map((_, j) => this.paramOffset[i] + j);
-        this.accumulate(indices, dParams);
+        indices.forEach((k, j) => this.gradients.add(k, dParams[j]));
         if (grad !== dy) grad.dispose();
         grad = dx ?? dy;
         yield indices;
@@ -192,27 +194,14 @@ export class StageModule {
     });
   }
 
-  private accumulate(indices: number[], dParams: tf.Tensor[]): void {
-    indices.forEach((k, j) => {
-      const previous = this.gradients[k];
-      this.gradients[k] = tf.keep(previous ? tf.add(previous, dParams[j]) : dParams[j]);
-      if (previous) {
-        previous.dispose();
-        dParams[j].dispose();
-      }
-    });
-  }
-
   /** Take parameter k's accumulated gradient (zeros when none) and reset its accumulator. */
   takeGradient(k: number): tf.Tensor {
-    const grad = this.gradients[k] ?? tf.zerosLike(this.params[k]);
-    this.gradients[k] = null;
-    return grad;
+    return this.gradients.take(k);
   }
 
   /** Take every accumulated gradient (zeros where nothing was accumulated) and reset the accumulators. */
   takeGradients(): tf.Tensor[] {
-    return this.params.map((_, k) => this.takeGradient(k));
+    return this.gradients.takeAll();
   }
 
   /** All parameters as one flat array, in `paramSpecs` order. */
@@ -222,7 +211,7 @@ export class StageModule {
 
   dispose(): void {
     this.params.forEach((p) => p.dispose());
-    this.gradients.forEach((g) => g?.dispose());
+    this.gradients.dispose();
     this.keptTensors().forEach((t) => t.dispose());
   }
 }

@@ -4,7 +4,7 @@ import { placements, rankOf } from '../../engine/plan/placement.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
 import type { ProcessGroup } from '../comm/processGroup.js';
-import type { Dataset } from '../data/dataset.js';
+import type { Dataset } from '../../engine/wire/data/dataset.js';
 import type { GraphStage } from '../exec/graph/graphStage.js';
 import type { GradientSync } from '../exec/gradientSync.js';
 import type { Optimizer } from '../exec/optimizer.js';

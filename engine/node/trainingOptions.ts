@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
-import { openDataset } from '../../agents/data/openDataset.js';
+import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
+import { mnistMismatch, modelArrays } from '../data/modelArrays.js';
 import type { ModelGraph } from '../model/graph.js';
-import { trainingSpecFor } from '../model/trainingSpec.js';
+import { trainingConfigOf, trainingSpecFor } from '../model/trainingSpec.js';
+import { openUserData } from '../wire/data/openUserData.js';
 import { optimizerFromKeras, optimizerFromOptions } from '../plan/optimizerOptions.js';
 import type { OptimizerConfig } from '../plan/plan.js';
 import { defaultTraining, type DataRef, type TrainingSetup } from '../protocol/trainingSetup.js';
@@ -45,7 +47,14 @@ export function trainingSetupFrom(values: OptionValues, graph: ModelGraph, seed:
   const data = dataRefFrom(values, graph);
   if (!graph.source && data.kind === 'mnist' && values.loss === undefined) return { ...defaultTraining(graph), notes: [] };
   const spec = trainingSpecFor(graph, modelDocument(graph), { loss: values.loss === undefined ? undefined : String(values.loss) });
-  const dataset = openDataset(data, graph, spec.outputs, seed);
+  const arrays = modelArrays(graph, spec.outputs);
+  if (data.kind === 'mnist') {
+    // The digits travel with the agents; here only whether they fit the model can be checked.
+    const mismatch = mnistMismatch(graph, arrays);
+    if (mismatch) throw new Error(mismatch);
+    return { data, losses: spec.outputs, trainSamples: MNIST_TRAIN, validationSamples: MNIST_TEST, notes: ['data: the bundled MNIST digits', ...spec.notes] };
+  }
+  const dataset = openUserData(data, arrays, seed);
   try {
     return { data, losses: spec.outputs, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, notes: [`data: ${dataset.describe}`, ...spec.notes] };
   } finally {
@@ -60,8 +69,8 @@ export function optimizerFrom(values: OptionValues, graph: ModelGraph, fallback:
   if (values.optimizer !== undefined) {
     return optimizerFromOptions(String(values.optimizer), lr, { momentum: number('momentum'), nesterov: values.nesterov === true, weightDecay: number('weight-decay') });
   }
-  const doc = modelDocument(graph) as { modelTopology?: { training_config?: { optimizer_config?: unknown } }; trainingConfig?: { optimizer_config?: unknown } } | undefined;
-  const fromFile = optimizerFromKeras(doc?.modelTopology?.training_config?.optimizer_config ?? doc?.trainingConfig?.optimizer_config);
+  const doc = modelDocument(graph);
+  const fromFile = optimizerFromKeras(doc === undefined ? undefined : trainingConfigOf(doc)?.optimizer_config);
   if (fromFile) return lr === undefined ? fromFile : { ...fromFile, learningRate: lr };
   return lr === undefined ? fallback : fallback && { ...fallback, learningRate: lr };
 }

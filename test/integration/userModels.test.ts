@@ -11,7 +11,7 @@ import { trainingSetupFrom } from '../../engine/node/trainingOptions.js';
 import { parsePlan, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
-import { openNpy } from '../../agents/data/npy.js';
+import { openNpy } from '../../engine/wire/data/npy.js';
 import { biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 

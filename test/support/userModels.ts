@@ -7,7 +7,7 @@ import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tfl from '@tensorflow/tfjs-layers';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeNpy } from '../../agents/data/npy.js';
+import { writeNpy } from '../../engine/wire/data/npy.js';
 
 export { tf, tfl };
 

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import type { DataSplit } from '../../agents/data/dataset.js';
-import { openNpy, writeNpy, type NpyArray } from '../../agents/data/npy.js';
-import { openNpyFolder, type NpyFolderWants } from '../../agents/data/npyFolder.js';
-import { syntheticDataset } from '../../agents/data/syntheticData.js';
+import type { DataSplit } from '../../engine/wire/data/dataset.js';
+import { openNpy, writeNpy, type NpyArray } from '../../engine/wire/data/npy.js';
+import { openNpyFolder, type NpyFolderWants } from '../../engine/wire/data/npyFolder.js';
+import { syntheticDataset } from '../../engine/wire/data/syntheticData.js';
 
 /** Counts positional reads, to see that consecutive rows are coalesced into one. */
 const reads = vi.hoisted(() => ({ count: 0 }));

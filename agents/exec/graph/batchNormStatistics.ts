@@ -14,9 +14,10 @@ import type * as tfl from '@tensorflow/tfjs-layers';
 interface Tracked {
   layer: tfl.layers.Layer;
   momentum: number;
-  /** Running sums of the slices' means and variances this step. */
-  mean: Float32Array;
-  variance: Float32Array;
+  channels: number;
+  /** Running sums of the slices' means and variances this step, kept on the device until the step ends. */
+  mean: tf.Tensor | null;
+  variance: tf.Tensor | null;
 }
 
 type BatchNormLike = tfl.layers.Layer & { momentum: number; axis: number; movingMean: tfl.LayerVariable; movingVariance: tfl.LayerVariable };
@@ -30,7 +31,7 @@ export class BatchNormStatistics {
     if (this.tracked.has(layer)) return;
     const bn = layer as BatchNormLike;
     const channels = bn.movingMean.shape.reduce((a: number, b) => a * (b ?? 1), 1);
-    this.tracked.set(layer, { layer, momentum: bn.momentum, mean: new Float32Array(channels), variance: new Float32Array(channels) });
+    this.tracked.set(layer, { layer, momentum: bn.momentum, channels, mean: null, variance: null });
     bn.momentum = 1;
   }
 
@@ -45,8 +46,8 @@ export class BatchNormStatistics {
     const channelAxis = axis < 0 ? input.rank + axis : axis;
     const reduction = Array.from({ length: input.rank }, (_, i) => i).filter((i) => i !== channelAxis);
     const { mean, variance } = tf.tidy(() => tf.moments(input, reduction));
-    add(entry.mean, mean);
-    add(entry.variance, variance);
+    entry.mean = addTo(entry.mean, mean);
+    entry.variance = addTo(entry.variance, variance);
   }
 
   /** Count one slice of the step (a micro-batch of one virtual node), whichever layers it touched. */
@@ -60,12 +61,14 @@ export class BatchNormStatistics {
 
   /** This step's sums, flat (every tracked layer's means then variances), and the slice count last. */
   sums(): Float32Array {
-    const parts = [...this.tracked.values()].flatMap((t) => [t.mean, t.variance]);
-    const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0) + 1);
+    const tracked = [...this.tracked.values()];
+    const out = new Float32Array(tracked.reduce((n, t) => n + 2 * t.channels, 0) + 1);
     let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
+    for (const t of tracked) {
+      for (const sum of [t.mean, t.variance]) {
+        if (sum) out.set(sum.dataSync(), at);
+        at += t.channels;
+      }
     }
     out[at] = this.slices;
     return out;
@@ -77,24 +80,28 @@ export class BatchNormStatistics {
     let at = 0;
     for (const t of this.tracked.values()) {
       const bn = t.layer as BatchNormLike;
-      const n = t.mean.length;
+      const n = t.channels;
       if (slices > 0) {
         const decay = 1 - t.momentum;
         update(bn.movingMean, total.subarray(at, at + n), slices, decay);
         update(bn.movingVariance, total.subarray(at + n, at + 2 * n), slices, decay);
       }
       at += 2 * n;
-      t.mean.fill(0);
-      t.variance.fill(0);
+      t.mean?.dispose();
+      t.variance?.dispose();
+      t.mean = t.variance = null;
     }
     this.slices = 0;
   }
 }
 
-function add(into: Float32Array, t: tf.Tensor): void {
-  const values = t.dataSync();
-  for (let i = 0; i < into.length; i++) into[i] += values[i];
+/** sum + t, both disposed but the result (t alone when there is no sum yet). */
+function addTo(sum: tf.Tensor | null, t: tf.Tensor): tf.Tensor {
+  if (!sum) return tf.keep(t);
+  const next = tf.keep(tf.add(sum, t));
+  sum.dispose();
   t.dispose();
+  return next;
 }
 
 function update(variable: tfl.LayerVariable, sum: Float32Array, slices: number, decay: number): void {

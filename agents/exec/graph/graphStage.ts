@@ -3,10 +3,11 @@ import type * as tfl from '@tensorflow/tfjs-layers';
 import type { LayerNode, ModelGraph } from '../../../engine/model/graph.js';
 import type { StageCuts } from '../../../engine/model/stageCuts.js';
 import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
-import { targetShape } from '../../data/openDataset.js';
+import { targetShape } from '../../../engine/data/modelArrays.js';
 import { correctCount, lossSum } from '../losses.js';
 import type { FinalGradient, StageExecutor } from '../stageExecutor.js';
 import type { ShardedParamSpec } from '../tensorParallel/shardedParams.js';
+import { GradientAccumulator } from '../gradientAccumulator.js';
 import { BatchNormStatistics } from './batchNormStatistics.js';
 import { dropoutMask, type PassRows } from './dropoutMask.js';
 import { layerOfNode, namedWeights } from './layersModel.js';
@@ -54,7 +55,7 @@ export class GraphStage implements StageExecutor {
   private readonly shapes: Map<string, number[]>;
   private readonly isFirst: boolean;
   private readonly isLast: boolean;
-  private gradients: Array<tf.Tensor | null> = [];
+  private readonly gradients: GradientAccumulator;
   /** Rows (samples) of the next pass, for the dropout masks. */
   private pass: PassRows | null = null;
   private readonly passes = new Map<tf.Tensor, PassRows | null>();
@@ -75,6 +76,7 @@ export class GraphStage implements StageExecutor {
     const seen = new Set<tf.Variable>();
     this.params = [];
     this.paramSpecs = [];
+    this.gradients = new GradientAccumulator(this.params);
     for (const { layer } of this.nodes) {
       if (layer.getClassName() === 'BatchNormalization') this.batchNorm.track(layer);
       for (const { name, variable } of namedWeights(layer, true)) {
@@ -186,15 +188,7 @@ export class GraphStage implements StageExecutor {
   /** Accumulate parameter gradients, hand them over when the step's last pass asks; return dx. */
   private finishBackward(grads: Array<tf.Tensor | null>, x: tf.Tensor, onFinal?: FinalGradient): tf.Tensor | null {
     const offset = this.isFirst ? 0 : 1;
-    this.params.forEach((p, k) => {
-      const g = grads[k + offset] ?? tf.zerosLike(p);
-      const previous = this.gradients[k];
-      this.gradients[k] = previous ? tf.add(previous, g) : g;
-      if (previous) {
-        previous.dispose();
-        g.dispose();
-      }
-    });
+    this.params.forEach((p, k) => this.gradients.add(k, grads[k + offset] ?? tf.zerosLike(p)));
     if (onFinal) this.params.forEach((_, k) => onFinal(k, this.takeGradient(k)));
     if (this.isFirst) return null;
     // An input that no gradient reaches (integer ids into an Embedding) gets zeros.
@@ -214,13 +208,11 @@ export class GraphStage implements StageExecutor {
   }
 
   takeGradient(k: number): tf.Tensor {
-    const grad = this.gradients[k] ?? tf.zerosLike(this.params[k]);
-    this.gradients[k] = null;
-    return grad;
+    return this.gradients.take(k);
   }
 
   takeGradients(): tf.Tensor[] {
-    return this.params.map((_, k) => this.takeGradient(k));
+    return this.gradients.takeAll();
   }
 
   keptTensors(): tf.Tensor[] {
@@ -228,8 +220,7 @@ export class GraphStage implements StageExecutor {
   }
 
   dispose(): void {
-    this.gradients.forEach((g) => g?.dispose());
-    this.gradients = [];
+    this.gradients.dispose();
   }
 }
 

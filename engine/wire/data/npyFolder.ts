@@ -9,7 +9,7 @@
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { mixSeeds, seededPermutation } from '../../engine/util/prng.js';
+import { mixSeeds, seededPermutation } from '../../util/prng.js';
 import { type ArraySpec, type Dataset, type RowSource, emptySplit, rowSizeOf, splitOf } from './dataset.js';
 import { type NpyArray, formatShape, openNpy } from './npy.js';
 

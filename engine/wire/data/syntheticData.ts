@@ -5,7 +5,7 @@
  * array, index): a gather generates just the requested rows, so every agent sees the same sample for
  * the same index without the set ever being materialised, whatever its size.
  */
-import { mixSeeds, mulberry32 } from '../../engine/util/prng.js';
+import { mixSeeds, mulberry32 } from '../../util/prng.js';
 import { type ArraySpec, type Dataset, type RowSource, rowSizeOf, splitOf } from './dataset.js';
 
 export interface SyntheticSpec extends ArraySpec {
