@@ -44,9 +44,13 @@ export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
  * so that a mistake is reported before any agent starts, with the file and the fix.
  */
 export function trainingSetupFrom(values: OptionValues, graph: ModelGraph, seed: number): TrainingSetup & { notes: string[] } {
-  const data = dataRefFrom(values, graph);
-  if (!graph.source && data.kind === 'mnist' && values.loss === undefined) return { ...defaultTraining(graph), notes: [] };
-  const spec = trainingSpecFor(graph, modelDocument(graph), { loss: values.loss === undefined ? undefined : String(values.loss) });
+  return trainingSetupFor(graph, dataRefFrom(values, graph), values.loss === undefined ? undefined : String(values.loss), seed);
+}
+
+/** The same for a data reference and loss name given directly (the studio's Train and Deploy). */
+export function trainingSetupFor(graph: ModelGraph, data: DataRef, loss: string | undefined, seed: number): TrainingSetup & { notes: string[] } {
+  if (!graph.source && data.kind === 'mnist' && loss === undefined) return { ...defaultTraining(graph), notes: [] };
+  const spec = trainingSpecFor(graph, modelDocument(graph), { loss });
   const arrays = modelArrays(graph, spec.outputs);
   if (data.kind === 'mnist') {
     // The digits travel with the agents; here only whether they fit the model can be checked.
