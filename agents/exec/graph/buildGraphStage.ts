@@ -2,6 +2,7 @@ import type { ModelGraph } from '../../../engine/model/graph.js';
 import { stageCuts } from '../../../engine/model/stageCuts.js';
 import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
 import type { Plan } from '../../../engine/plan/plan.js';
+import { hostPath } from '../../../engine/wire/hostPath.js';
 import { readLayersModel } from '../../../engine/wire/layersModelFile.js';
 import { GraphStage } from './graphStage.js';
 import { assignWeights, buildLayersModel } from './layersModel.js';
@@ -12,7 +13,7 @@ import { assignWeights, buildLayersModel } from './layersModel.js';
  * stage's layer calls wrapped as a GraphStage.
  */
 export async function buildGraphStage(graph: ModelGraph, plan: Plan, stage: number, losses: OutputLoss[]): Promise<GraphStage> {
-  const file = readLayersModel(graph.source!.modelFile);
+  const file = readLayersModel(hostPath(graph.source!.modelFile));
   const model = await buildLayersModel(file.topology, plan.seed);
   if (file.weights) {
     const missing = assignWeights(model, new Map([...file.weights].map(([name, w]) => [name, w.values])));

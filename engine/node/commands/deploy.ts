@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
-import { MNIST_TRAIN } from '../../data/mnistSplit.js';
-import { zooModel } from '../../model/zoo.js';
+import { loadModel } from '../modelRef.js';
+import { trainingSetupFrom } from '../trainingOptions.js';
 import type { Launcher } from '../deploy/launcher.js';
 import { LocalLauncher } from '../deploy/localLauncher.js';
 import { SshLauncher } from '../deploy/sshLauncher.js';
@@ -14,7 +14,7 @@ import { stepsFor } from '../jobs/localJob.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, TRAIN_OPTIONS } from './train.js';
 
-export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name> [--plan pp2-dp2 | --plan-file plan.json]
+export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data DIR|synthetic] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
               [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
                                    start a job on SSH hosts; it keeps running without this command`;
@@ -38,10 +38,13 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
   try {
     const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: false });
     const cluster = resolveClusterArg(values.cluster);
-    const plan = buildPlan(values);
-    const model = zooModel(plan.model);
-    const steps = values.steps === undefined ? stepsFor(plan, values.epochs === undefined ? 5 : Number(values.epochs)) : Number(values.steps);
-    const evalEvery = values['eval-every'] === undefined ? stepsPerEpoch(MNIST_TRAIN, plan.globalBatch) : Number(values['eval-every']);
+    if (values.model === undefined) throw new Error('--model is required: a built-in model (shoal models) or a model.json file.');
+    const model = loadModel(String(values.model));
+    const plan = buildPlan(values, model);
+    const training = trainingSetupFrom(values, model, plan.seed);
+    for (const note of training.notes) io.err(`shoal: ${note}\n`);
+    const steps = values.steps === undefined ? stepsFor(plan, values.epochs === undefined ? 5 : Number(values.epochs), undefined, training.trainSamples) : Number(values.steps);
+    const evalEvery = values['eval-every'] === undefined ? stepsPerEpoch(training.trainSamples, plan.globalBatch) : Number(values['eval-every']);
     launcher =
       cluster.kind === 'local'
         ? new LocalLauncher()
@@ -51,6 +54,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       launcher,
       model,
       plan,
+      training,
       steps,
       evalEverySteps: evalEvery,
       checkpointEverySteps: values['checkpoint-every'] === undefined ? undefined : Number(values['checkpoint-every']),

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { existsSync, readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseClusterName } from '../../cluster/cluster.js';
@@ -9,6 +10,7 @@ import type { ModelGraph } from '../../model/graph.js';
 import { importKerasModel } from '../../model/import/importKeras.js';
 import { zooModel } from '../../model/zoo.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
+import { presetPlan } from '../../plan/presets.js';
 import { executionSupport } from '../../plan/executionSupport.js';
 import { formatSuggestions } from '../../planner/formatSuggestions.js';
 import { SAMPLES_PER_DEVICE, suggestPlans } from '../../planner/suggestPlans.js';
@@ -88,7 +90,8 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
   let diagnostics: string | undefined;
   if (isFile(modelArg)) {
     const imported = importKerasModel(readJson(modelArg, 'model'));
-    model = imported.graph;
+    // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
+    model = { ...imported.graph, source: { modelFile: resolve(modelArg) } };
     if (imported.diagnostics.length) diagnostics = `${modelArg}:\n${formatDiagnostics(imported.diagnostics)}`;
   } else {
     model = zooModel(modelArg);
@@ -97,6 +100,9 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
   return { model, cluster, ...(diagnostics ? { diagnostics } : {}) };
 }
 
+/** Refusals about the model itself, whatever the plan (see executionSupport). */
+const MODEL_LEVEL = new Set(['model-not-trainable', 'layer-not-executable']);
+
 /** `shoal plan` without a preset: search plans for a model (zoo or Keras file) on a cluster (file or local:N). */
 export function runSuggest(args: string[]): void {
   const options = planCommandArgs(args);
@@ -104,12 +110,17 @@ export function runSuggest(args: string[]): void {
   const { model, diagnostics } = inputs;
   const cluster = options.links ? measuredSpec(inputs.cluster, options.links) : inputs.cluster;
   if (diagnostics) process.stderr.write(diagnostics + '\n');
+  if (options.runnable) {
+    // What keeps the agents from training the model at all is said once, not by filtering every plan.
+    const refusals = executionSupport(presetPlan(model, 'pp1-dp1'), model).filter((d) => MODEL_LEVEL.has(d.code));
+    if (refusals.length) process.stderr.write(`The agents cannot train this model yet; plans are priced all the same:\n${formatDiagnostics(refusals)}\n`);
+  }
   const tty = !options.json && process.stderr.isTTY;
   const result = suggestPlans(model, cluster, {
     top: options.top,
     globalBatch: options.globalBatch,
     exhaustive: options.exhaustive,
-    accept: options.runnable ? (plan) => !hasErrors(executionSupport(plan)) : undefined,
+    accept: options.runnable ? (plan) => !hasErrors(executionSupport(plan, model).filter((d) => !MODEL_LEVEL.has(d.code))) : undefined,
     onProgress: tty ? (done, total) => process.stderr.write(`\rplanning: ${done}/${total} candidates`) : undefined,
   });
   if (tty) process.stderr.write('\r\x1b[K');

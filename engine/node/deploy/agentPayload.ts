@@ -3,6 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { agentBundlePath } from './agentBundle.js';
+import type { Payload } from './uploadPayload.js';
 
 /** One file of what is uploaded to a host, at `relative` under ~/.shoal/agent/<hash>/. */
 export interface PayloadFile {
@@ -16,10 +17,7 @@ export interface PayloadFile {
  * (agents read them from SHOAL_MNIST_DIR; hosts have no node_modules). Source maps stay home. The hash
  * covers names and contents, so a host keeps one folder per distinct build and never re-uploads one.
  */
-export interface AgentPayload {
-  hash: string;
-  files: PayloadFile[];
-  bytes: number;
+export interface AgentPayload extends Payload {
   /** The bundle's path relative to the payload folder. */
   bundle: string;
   /** The digits folder relative to the payload folder. */

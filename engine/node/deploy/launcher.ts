@@ -4,6 +4,7 @@
  * SshLauncher (hosts over SSH), and — described in the README — a Slurm launcher that runs the same
  * start scripts through `srun` on a login node.
  */
+import type { Payload } from './uploadPayload.js';
 
 /** A machine processes can be placed on. */
 export interface LaunchTarget {
@@ -77,8 +78,12 @@ export interface Launcher {
   readonly kind: 'local' | 'ssh';
   /** Where processes may run; the first is the head (it runs the coordinator). */
   readonly targets: readonly LaunchTarget[];
-  /** Connect to every target and make the agent runnable there, in parallel with a bound. */
-  prepare(onProgress?: (e: PrepareEvent) => void): Promise<PreparedTarget[]>;
+  /**
+   * Connect to every target and make the agent runnable there, in parallel with a bound; `inputs` (a
+   * user's model and data) go to ~/.shoal/inputs/<hash>/ on each target that does not share this
+   * machine's files (see jobInputs.ts).
+   */
+  prepare(onProgress?: (e: PrepareEvent) => void, inputs?: Payload): Promise<PreparedTarget[]>;
   /** Start one detached process: it survives this launcher, the SSH session and the studio. */
   start(target: string, spec: ProcessSpec): Promise<StartedProcess>;
   /** Reach `host:port` as the target sees it (the coordinator binds to the head host only). */

@@ -1,5 +1,6 @@
 import type { SshHost } from '../hosts/host.js';
 import { agentPayload } from './agentPayload.js';
+import type { Payload } from './uploadPayload.js';
 import { decideGpuRuntime, ensureGpuRuntime } from './gpuRuntime.js';
 import { readWith, startWith, statusWith, stopWith, type ShellRunner } from './jobOps.js';
 import type { Forward, LaunchTarget, Launcher, PreparedTarget, PrepareEvent, ProcessSpec, StartedProcess, TargetJobState, TargetOutcome } from './launcher.js';
@@ -10,7 +11,7 @@ import { judgeFacts } from './ssh/preflightChecks.js';
 import { PROBE_SCRIPT, parseProbeOutput } from './ssh/preflightProbe.js';
 import { whereOf } from './ssh/sshErrors.js';
 import { forwardPort } from './ssh/tunnel.js';
-import { uploadAgent } from './uploadAgent.js';
+import { uploadPayload } from './uploadPayload.js';
 
 export interface SshLauncherOptions extends ConnectOptions {
   /** Hosts worked on at once (connect, probe, upload, stop); default 8. */
@@ -64,7 +65,7 @@ export class SshLauncher implements Launcher {
     return async (script) => runRemote((await this.session(alias)).client, 'sh -s', { stdin: script, timeoutMs: 120_000 });
   }
 
-  prepare(onProgress: (e: PrepareEvent) => void = () => {}): Promise<PreparedTarget[]> {
+  prepare(onProgress: (e: PrepareEvent) => void = () => {}, inputs?: Payload): Promise<PreparedTarget[]> {
     const payload = agentPayload();
     return mapBounded(this.hosts, this.options.concurrency ?? 8, async (h): Promise<PreparedTarget> => {
       let step: PrepareEvent['step'] = 'connect';
@@ -82,8 +83,14 @@ export class SshLauncher implements Launcher {
 
         step = 'upload';
         emit('running', `agent build ${payload.hash}`);
-        const up = await uploadAgent(client, payload, (d) => emit('progress', d));
-        emit(up.uploaded ? 'ok' : 'skipped', up.uploaded ? `uploaded to ~/${up.bundle}` : `~/${up.bundle} already there`);
+        const up = await uploadPayload(client, payload, 'agent', (d) => emit('progress', d));
+        const bundle = `${up.dir}/${payload.bundle}`;
+        emit(up.uploaded ? 'ok' : 'skipped', up.uploaded ? `uploaded to ~/${bundle}` : `~/${bundle} already there`);
+        if (inputs) {
+          emit('running', `model and data ${inputs.hash}`);
+          const sent = await uploadPayload(client, inputs, 'inputs', (d) => emit('progress', d));
+          emit(sent.uploaded ? 'ok' : 'skipped', sent.uploaded ? `model and data uploaded to ~/${sent.dir}` : `model and data ~/${sent.dir} already there`);
+        }
 
         step = 'gpu-runtime';
         const gpu = decideGpuRuntime(facts, this.options.noGpu === true);
@@ -95,8 +102,8 @@ export class SshLauncher implements Launcher {
         }
         step = 'ready';
         emit('ok', 'ready');
-        this.bundles.set(h.alias, up.bundle);
-        return { target: h.alias, ok: true, bundle: up.bundle };
+        this.bundles.set(h.alias, bundle);
+        return { target: h.alias, ok: true, bundle };
       } catch (err) {
         const message = `${h.alias} (${whereOf(h)}), ${step}: ${(err as Error).message}`;
         emit('fail', message);

@@ -10,11 +10,16 @@ import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProce
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { createRunDir } from './runStore.js';
+import type { TrainingSetup } from '../../protocol/trainingSetup.js';
+import { jobInputs } from '../deploy/jobInputs.js';
+import { modelRef } from '../modelRef.js';
 
 export interface DeployOptions {
   launcher: Launcher;
   model: ModelGraph;
   plan: Plan;
+  /** Data and losses, checked before (absent: the built-in models' MNIST digits, which travel with the agent). */
+  training?: TrainingSetup;
   steps: number;
   evalEverySteps: number;
   checkpointEverySteps?: number;
@@ -63,7 +68,10 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   const diagnostics = [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan, model)];
   if (hasErrors(diagnostics)) throw new DeployError(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
 
-  const prepared = await launcher.prepare(o.onProgress);
+  // A user's model file and data folder go with the job (this machine reads them where they are).
+  const inputs = o.training ? jobInputs(model, o.training) : null;
+  const remote = inputs && launcher.kind !== 'local' ? inputs.remote() : { model, training: o.training };
+  const prepared = await launcher.prepare(o.onProgress, inputs ?? undefined);
   const failed = prepared.filter((p) => !p.ok);
   if (failed.length > 0) {
     const ready = prepared.filter((p) => p.ok).map((p) => p.target);
@@ -84,7 +92,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
   // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
   const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
-  const runDir = createRunDir({ jobId, createdAt, model: model.name, plan, agents, steps: o.steps });
+  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) });
 
   const coordinator = await launcher.start(head.alias, {
     jobId,
@@ -94,7 +102,8 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       secret,
       jobId,
       plan,
-      model,
+      model: remote.model,
+      ...(remote.training ? { training: remote.training } : {}),
       agents,
       steps: o.steps,
       evalEverySteps: o.evalEverySteps,
@@ -114,7 +123,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
     cluster: o.cluster,
     hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
     head: head.alias,
-    model: model.name,
+    model: modelRef(model),
     steps: o.steps,
     coordinator: { listenHost, port: coordinator.port!, pid: coordinator.pid },
     processes: [coordinator],

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { localClusterSpec } from '../../cluster/cluster.js';
 import { calibrate } from '../../cost/calibrate.js';
 import { costOfPlan } from '../../cost/costOfPlan.js';
-import { zooModel } from '../../model/zoo.js';
+import { loadModel } from '../modelRef.js';
 import type { Plan } from '../../plan/plan.js';
 import { JobEventSchema, type JobEvent, type JobState } from '../../protocol/events.js';
 import { JobProfileSchema } from '../../protocol/profile.js';
@@ -140,7 +140,7 @@ const median = (xs: number[]): number | undefined => {
 /** Predicted step time of the run's plan on this machine: datasheet speeds, and calibrated by the run's profile. */
 function predictions(dir: string, record: RunRecord): { predictedStepMs?: number; calibratedStepMs?: number } {
   try {
-    const model = zooModel(record.model);
+    const model = loadModel(record.model);
     const cluster = localClusterSpec(Math.max(record.agents, 1));
     const options = { allReduceBucketBytes: RUNTIME_BUCKET_BYTES };
     const predictedStepMs = costOfPlan(record.plan, model, cluster, options).stepMs;

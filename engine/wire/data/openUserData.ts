@@ -1,5 +1,6 @@
 import type { ModelArrays } from '../../data/modelArrays.js';
 import type { Dataset } from './dataset.js';
+import { hostPath } from '../hostPath.js';
 import { openNpyFolder } from './npyFolder.js';
 import { syntheticDataset } from './syntheticData.js';
 
@@ -12,7 +13,7 @@ export type UserDataRef = { kind: 'synthetic'; samples: number; validation: numb
  */
 export function openUserData(ref: UserDataRef, arrays: ModelArrays, seed: number): Dataset {
   if (ref.kind === 'synthetic') return syntheticDataset(arrays, { samples: ref.samples, validation: ref.validation, seed });
-  const dataset = openNpyFolder(ref.dir, arrays, { validationSplit: ref.validationSplit, seed });
+  const dataset = openNpyFolder(hostPath(ref.dir), arrays, { validationSplit: ref.validationSplit, seed });
   for (const spec of [...arrays.inputs, ...arrays.targets]) {
     if (!spec.range) continue;
     const { min, max } = dataset.labelRange(spec.name);
