@@ -1,4 +1,5 @@
 import type { ModelGraph } from '../model/graph.js';
+import { sharedLayerCalls } from '../model/sharedLayers.js';
 import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
 import { virtualNodesPerReplica } from './virtualNodes.js';
@@ -74,12 +75,7 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
   // A layer called in two stages would hold two copies of its weights that learn apart.
   const stageOf = new Map<string, number>();
   plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));
-  const callsOf = new Map<string, string[]>();
-  for (const layer of model.layers) {
-    const base = layer.id.split('/').map((part) => part.replace(/@\d+$/, '')).join('/');
-    callsOf.set(base, [...(callsOf.get(base) ?? []), layer.id]);
-  }
-  for (const [base, calls] of callsOf) {
+  for (const [base, calls] of sharedLayerCalls(model)) {
     const stages = [...new Set(calls.map((id) => stageOf.get(id)).filter((s) => s !== undefined))];
     if (stages.length > 1) {
       findings.error('shared-layer-split', `Layer "${base}" is called ${calls.length} times (${calls.join(', ')}) and those calls sit in stages ${stages.join(' and ')}; a shared layer's weights must live in one stage.`, { layer: base }, `Move every call of "${base}" into one stage.`);

@@ -1,4 +1,5 @@
 import type { ModelGraph } from '../model/graph.js';
+import { cutSplitsSharedLayer, sharedLayerCalls } from '../model/sharedLayers.js';
 import type { OptimizerConfig, Plan } from './plan.js';
 
 export interface PresetOptions {
@@ -14,7 +15,8 @@ export const DEFAULT_OPTIMIZER: OptimizerConfig = { kind: 'adam', learningRate: 
 
 /**
  * Split the layers into `count` contiguous stages with the most expensive stage as cheap as possible
- * (forward + backward FLOPs per sample), by dynamic programming over split points.
+ * (forward + backward FLOPs per sample), by dynamic programming over split points — never between two
+ * calls of a shared layer.
  */
 export function balancedStages(model: ModelGraph, count: number): string[][] {
   const layers = model.layers;
@@ -26,6 +28,7 @@ export function balancedStages(model: ModelGraph, count: number): string[][] {
   for (const c of cost) prefix.push(prefix[prefix.length - 1] + c);
   const span = (i: number, j: number) => prefix[j] - prefix[i];
   const n = layers.length;
+  const splitsShared = cutSplitsSharedLayer(model);
   // best[k][j]: the least possible maximum stage cost when the first j layers form k stages.
   const best: number[][] = Array.from({ length: count + 1 }, () => new Array(n + 1).fill(Infinity));
   const cut: number[][] = Array.from({ length: count + 1 }, () => new Array(n + 1).fill(0));
@@ -33,6 +36,7 @@ export function balancedStages(model: ModelGraph, count: number): string[][] {
   for (let k = 1; k <= count; k++) {
     for (let j = k; j <= n; j++) {
       for (let i = k - 1; i < j; i++) {
+        if (i > 0 && splitsShared(i)) continue;
         const value = Math.max(best[k - 1][i], span(i, j));
         if (value < best[k][j]) {
           best[k][j] = value;
@@ -40,6 +44,9 @@ export function balancedStages(model: ModelGraph, count: number): string[][] {
         }
       }
     }
+  }
+  if (best[count][n] === Infinity) {
+    throw new Error(`Cannot cut "${model.name}" into ${count} pipeline stages without separating the calls of a shared layer (${[...sharedLayerCalls(model).keys()].join(', ')}); use fewer stages.`);
   }
   const stages: string[][] = [];
   let j = n;

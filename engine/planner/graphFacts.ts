@@ -1,5 +1,6 @@
 import type { LayerNode, ModelGraph } from '../model/graph.js';
 import { totalParams } from '../model/graph.js';
+import { cutSplitsSharedLayer } from '../model/sharedLayers.js';
 
 /**
  * Facts about a model's graph that decide where the planner may cut stages and which layers it may
@@ -9,7 +10,8 @@ export interface GraphFacts {
   layers: LayerNode[];
   /**
    * Positions c (1..n−1) where a stage boundary between layer c−1 and c passes exactly one tensor:
-   * cutting inside a residual block would ship two activations per micro-batch instead of one.
+   * cutting inside a residual block would ship two activations per micro-batch instead of one. Never
+   * between two calls of a shared layer (its weights live in one stage).
    */
   cuts: number[];
   /** Per-sample FLOPs (forward + backward) of each layer, for balancing stages. */
@@ -42,10 +44,11 @@ export function graphFacts(model: ModelGraph): GraphFacts {
     }
   });
   const cuts: number[] = [];
+  const splitsShared = cutSplitsSharedLayer(model);
   let live = 0;
   for (let c = 1; c < n; c++) {
     live += delta[c];
-    if (live === 1) cuts.push(c);
+    if (live === 1 && !splitsShared(c)) cuts.push(c);
   }
   const total = totalParams(model);
   let wideOutput = -1;

@@ -53,22 +53,46 @@ function planFor(model: ModelGraph, preset: string, extra: Partial<Plan>): Plan 
   return parsePlan({ ...base, model: model.source!.modelFile, ...extra });
 }
 
+/**
+ * Synchronous plans that fit 4 processes without operator sharding (which imported models do not
+ * have), each against one process with the same slicing: the same virtual nodes × micro-batches.
+ */
+const PLANS: Array<{ preset: string; agents: number; extra: Partial<Plan> }> = [
+  { preset: 'pp2-dp2', agents: 4, extra: { schedule: '1f1b', zero: 1 } },
+  { preset: 'pp1-dp4', agents: 4, extra: { zero: 2 } },
+  { preset: 'pp4-dp1', agents: 4, extra: { schedule: '1f1b' } },
+  { preset: 'pp2-dp1', agents: 2, extra: { virtualNodes: { total: 2 }, gradientClipNorm: 0.5 } },
+];
+
 describe('a user model trains the same under every synchronous plan', () => {
-  for (const name of ['resnet', 'lstm', 'two']) {
-    it(`${name}: pipeline 2 × data parallel 2 (1F1B, ZeRO 1) equals one process with the same slicing`, async () => {
+  const references = new Map<string, Map<string, Float32Array>>();
+  /** One process with the plan's slicing (virtual nodes × micro-batches), trained once per slicing. */
+  async function reference(name: string, plan: Plan): Promise<Map<string, Float32Array>> {
+    const total = plan.virtualNodes?.total ?? plan.stages[0].dataParallel;
+    const key = `${name}/${total}/${plan.gradientClipNorm ?? 'none'}`;
+    if (!references.has(key)) {
       const model = loadModel(files[name].model);
-      // One process runs the 2 replicas' virtual nodes one after another: the same slices of the batch.
-      const single = await train(name, planFor(model, 'pp1-dp1', { virtualNodes: { total: 2 } }), 1, 'single');
-      const distributed = await train(name, planFor(model, 'pp2-dp2', { schedule: '1f1b', zero: 1 }), 4, 'pp2dp2');
-      const expected = readParams(join(single, 'checkpoints'));
-      const got = readParams(join(distributed, 'checkpoints'));
-      expect([...got.keys()].sort()).toEqual([...expected.keys()].sort());
-      for (const [weight, values] of expected) expect(maxRelativeError(got.get(weight)!, values), weight).toBeLessThan(1e-4);
-      // Training moved the weights away from the file's.
-      const initial = readLayersModel(files[name].model).weights!;
-      const moved = [...expected].filter(([w, v]) => maxRelativeError(v, initial.get(w)!.values) > 1e-3);
-      expect(moved.length).toBeGreaterThan(0);
-    }, 240_000);
+      const single = planFor(model, 'pp1-dp1', { virtualNodes: { total }, ...(plan.gradientClipNorm ? { gradientClipNorm: plan.gradientClipNorm } : {}) });
+      references.set(key, readParams(join(await train(name, single, 1, `single-${total}-${plan.gradientClipNorm ?? 0}`), 'checkpoints')));
+    }
+    return references.get(key)!;
+  }
+
+  for (const name of ['resnet', 'lstm', 'two']) {
+    for (const { preset, agents, extra } of PLANS) {
+      it(`${name}: ${preset} ${JSON.stringify(extra)} equals one process with the same slicing`, async () => {
+        const model = loadModel(files[name].model);
+        const plan = planFor(model, preset, extra);
+        const expected = await reference(name, plan);
+        const got = readParams(join(await train(name, plan, agents, `${preset}-${JSON.stringify(extra).replace(/\W+/g, '')}`), 'checkpoints'));
+        expect([...got.keys()].sort()).toEqual([...expected.keys()].sort());
+        for (const [weight, values] of expected) expect(maxRelativeError(got.get(weight)!, values), weight).toBeLessThan(1e-4);
+        // Training moved the weights away from the file's.
+        const initial = readLayersModel(files[name].model).weights!;
+        const moved = [...expected].filter(([w, v]) => maxRelativeError(v, initial.get(w)!.values) > 1e-3);
+        expect(moved.length).toBeGreaterThan(0);
+      }, 240_000);
+    }
   }
 });
 

@@ -54,6 +54,8 @@ export class GraphStage implements StageExecutor {
   private readonly outgoing: string[];
   private readonly shapes: Map<string, number[]>;
   private readonly isFirst: boolean;
+  /** Positions in the incoming cut of tensors computed by earlier stages: the ones a gradient goes back to. */
+  private readonly computed: number[];
   private readonly isLast: boolean;
   private readonly gradients: GradientAccumulator;
   /** Rows (samples) of the next pass, for the dropout masks. */
@@ -68,6 +70,9 @@ export class GraphStage implements StageExecutor {
     this.incoming = cuts.incoming[stage];
     this.outgoing = cuts.outgoing[stage];
     this.isFirst = stage === 0;
+    // Data (input layers) crossing the cut has no gradient: differentiating through an Embedding's
+    // integer ids is not even defined. Only tensors earlier stages computed get one.
+    this.computed = this.incoming.flatMap((id, i) => (byId.get(id)!.spec.kind === 'input' ? [] : [i]));
     this.isLast = stage === cuts.outgoing.length - 1;
     const width = (ids: string[]) => ids.reduce((n, id) => n + this.shapes.get(id)!.reduce((a, b) => a * b, 1), 0);
     this.inputShape = [width(this.incoming)];
@@ -100,9 +105,13 @@ export class GraphStage implements StageExecutor {
   }
 
   /** Every layer call of the stage on the unpacked incoming tensors; returns all tensors by id. */
-  private run(x: tf.Tensor, training: boolean, record: boolean, pass: PassRows | null): Map<string, tf.Tensor> {
+  private unpack(x: tf.Tensor): tf.Tensor[] {
+    return unpackColumns(x, this.incoming.map((id) => this.shapes.get(id)!));
+  }
+
+  private run(parts: tf.Tensor[], training: boolean, record: boolean, pass: PassRows | null): Map<string, tf.Tensor> {
     const env = new Map<string, tf.Tensor>();
-    unpackColumns(x, this.incoming.map((id) => this.shapes.get(id)!)).forEach((t, i) => env.set(this.incoming[i], t));
+    parts.forEach((t, i) => env.set(this.incoming[i], t));
     for (const { node, layer } of this.nodes) {
       const inputs = node.inputs.map((id) => {
         const t = env.get(id);
@@ -139,37 +148,55 @@ export class GraphStage implements StageExecutor {
   async forward(x: tf.Tensor): Promise<tf.Tensor> {
     this.passes.set(x, this.pass);
     this.batchNorm.countSlice();
-    return tf.tidy(() => packColumns(this.outputs(this.run(x, true, true, this.pass), this.outgoing)));
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), true, true, this.pass), this.outgoing)));
   }
 
   async infer(x: tf.Tensor): Promise<tf.Tensor> {
-    return tf.tidy(() => packColumns(this.outputs(this.run(x, false, false, null), this.outgoing)));
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), false, false, null), this.outgoing)));
   }
 
   async backward(x: tf.Tensor, dy: tf.Tensor, _rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
     const pass = this.passes.get(x) ?? null;
     this.passes.delete(x);
-    const xs: tf.Tensor[] = [...(this.isFirst ? [] : [x]), ...this.params];
-    const grads = tf.tidy(() => {
-      const f = () => packColumns(this.outputs(this.run(x, true, false, pass), this.outgoing));
-      return tf.engine().gradients(f, xs, dy, true).grads;
-    });
-    return this.finishBackward(grads, x, onFinal);
+    const parts = this.unpack(x);
+    try {
+      const grads = tf.tidy(() => {
+        const f = () => packColumns(this.outputs(this.run(parts, true, false, pass), this.outgoing));
+        return this.gradientsOf(f, parts, dy).grads;
+      });
+      return this.finishBackward(grads, parts, onFinal);
+    } finally {
+      parts.forEach((t) => t.dispose());
+    }
+  }
+
+  /**
+   * f's value and its gradients with respect to the computed incoming tensors, then the parameters. A
+   * stage with neither (data passed through layers without weights) has nothing to differentiate.
+   */
+  private gradientsOf(f: () => tf.Tensor, parts: tf.Tensor[], dy?: tf.Tensor): { value: tf.Tensor; grads: tf.Tensor[] } {
+    const xs = [...this.computed.map((i) => parts[i]), ...this.params];
+    if (xs.length === 0) return { value: f(), grads: [] };
+    return tf.engine().gradients(f, xs, dy, true);
   }
 
   async lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
     const pass = this.pass;
     this.batchNorm.countSlice();
-    const xs: tf.Tensor[] = [...(this.isFirst ? [] : [x]), ...this.params];
-    const { value, grads } = tf.tidy(() => {
-      const targetTensors = this.targetTensors(targets, rows);
-      const f = () => this.totalLoss(this.outputs(this.run(x, true, true, pass), this.outgoing), targetTensors, divisor);
-      const result = tf.engine().gradients(f, xs, undefined, true);
-      return { value: tf.keep(result.value), grads: result.grads };
-    });
-    const loss = (await value.data())[0];
-    value.dispose();
-    return { loss, dx: this.finishBackward(grads, x, onFinal) };
+    const parts = this.unpack(x);
+    try {
+      const { value, grads } = tf.tidy(() => {
+        const targetTensors = this.targetTensors(targets, rows);
+        const f = () => this.totalLoss(this.outputs(this.run(parts, true, true, pass), this.outgoing), targetTensors, divisor);
+        const result = this.gradientsOf(f, parts);
+        return { value: tf.keep(result.value), grads: result.grads };
+      });
+      const loss = (await value.data())[0];
+      value.dispose();
+      return { loss, dx: this.finishBackward(grads, parts, onFinal) };
+    } finally {
+      parts.forEach((t) => t.dispose());
+    }
   }
 
   /** Weighted sum of every output's loss (each summed over rows and divided by the global batch). */
@@ -186,18 +213,21 @@ export class GraphStage implements StageExecutor {
   }
 
   /** Accumulate parameter gradients, hand them over when the step's last pass asks; return dx. */
-  private finishBackward(grads: Array<tf.Tensor | null>, x: tf.Tensor, onFinal?: FinalGradient): tf.Tensor | null {
-    const offset = this.isFirst ? 0 : 1;
+  private finishBackward(grads: Array<tf.Tensor | null>, parts: tf.Tensor[], onFinal?: FinalGradient): tf.Tensor | null {
+    const offset = this.computed.length;
     this.params.forEach((p, k) => this.gradients.add(k, grads[k + offset] ?? tf.zerosLike(p)));
     if (onFinal) this.params.forEach((_, k) => onFinal(k, this.takeGradient(k)));
+    const inputGrads = grads.slice(0, offset);
     if (this.isFirst) return null;
-    // An input that no gradient reaches (integer ids into an Embedding) gets zeros.
-    return grads[0] ?? tf.zerosLike(x);
+    // The gradient of the incoming cut, packed like it; zeros for data and for what no path reaches.
+    const dx = tf.tidy(() => packColumns(parts.map((p, i) => inputGrads[this.computed.indexOf(i)] ?? tf.zerosLike(p))));
+    inputGrads.forEach((g) => g?.dispose());
+    return dx;
   }
 
   async evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }> {
     return tf.tidy(() => {
-      const outputs = this.outputs(this.run(x, false, false, null), this.outgoing);
+      const outputs = this.outputs(this.run(this.unpack(x), false, false, null), this.outgoing);
       const targetTensors = this.targetTensors(targets, rows);
       const lossValue = this.totalLoss(outputs, targetTensors, 1).dataSync()[0];
       // Accuracy of the first output that has one (Keras reports one per output; the event carries one).
