@@ -2,8 +2,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localClusterSpec } from '../cluster/cluster.js';
 import { stepsPerEpoch } from '../data/dataOrder.js';
-import { MNIST_TRAIN } from '../data/mnistSplit.js';
-import { zooModel } from '../model/zoo.js';
 import { formatDiagnostics, hasErrors } from '../plan/diagnostics.js';
 import { executionSupport } from '../plan/executionSupport.js';
 import { agentsNeeded, type Plan } from '../plan/plan.js';
@@ -20,6 +18,8 @@ import { DeployedStudioJob } from './deployedStudioJob.js';
 import { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { clustersFile, findCluster } from './hosts/clusterStore.js';
 import { newJobId } from './jobs/deployJob.js';
+import { loadModel } from './modelRef.js';
+import { trainingSetupFor } from './trainingOptions.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
 import { stepsFor } from './jobs/localJob.js';
@@ -65,7 +65,9 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
     jobs,
     async deployJob(request) {
       const r = parse(DeployRequestSchema, request, 'deploy request');
-      const model = zooModel(r.plan.model);
+      const model = loadModel(r.plan.model);
+      // The data is checked against the model here, before any host is touched.
+      const training = trainingSetupFor(model, r.data ?? { kind: 'mnist' }, r.loss, r.plan.seed);
       const agents = agentsNeeded(r.plan);
       // The same checks deployJob makes, here so that a plan that cannot run is refused at once.
       const diagnostics = [...validatePlan(r.plan, model, localClusterSpec(agents)), ...executionSupport(r.plan, model)];
@@ -89,8 +91,9 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
       void created.deploy({
         model,
         plan: r.plan,
-        steps: stepsFor(r.plan, r.epochs ?? 5, r.steps),
-        evalEverySteps: r.evalEverySteps ?? stepsPerEpoch(MNIST_TRAIN, r.plan.globalBatch),
+        training,
+        steps: stepsFor(r.plan, r.epochs ?? 5, r.steps, training.trainSamples),
+        evalEverySteps: r.evalEverySteps ?? stepsPerEpoch(training.trainSamples, r.plan.globalBatch),
         cluster,
         hosts,
       });

@@ -1,3 +1,4 @@
+import { DataRefSchema } from './trainingSetup.js';
 import { z } from 'zod';
 import { PlanSchema } from '../plan/plan.js';
 import { ClusterNameSchema, type TrustPrompt } from './clusters.js';
@@ -18,13 +19,17 @@ export type DeployTarget = z.infer<typeof DeployTargetSchema>;
 export const DeployRequestSchema = z.object({
   plan: PlanSchema,
   target: DeployTargetSchema,
-  /** Either epochs over the 8,000 training digits or an exact number of steps (default 5 epochs). */
+  /** Either epochs over the training samples or an exact number of steps (default 5 epochs). */
   epochs: z.number().positive().max(1000).optional(),
   steps: z.number().int().positive().max(10_000_000).optional(),
   /** Evaluate on the test set every this many steps (default: every epoch). */
   evalEverySteps: z.number().int().positive().optional(),
   /** Do not install the native GPU backend on GPU hosts (agents use wasm). */
   noGpu: z.boolean().optional(),
+  /** What to train on (absent: the bundled digits); a NumPy folder on this machine travels with the job. */
+  data: DataRefSchema.optional(),
+  /** A loss name for every output (absent: the model file's, else inferred). */
+  loss: z.string().optional(),
 });
 export type DeployRequest = z.infer<typeof DeployRequestSchema>;
 
