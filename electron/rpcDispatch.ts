@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema } from '../engine/protocol/deploy.js';
+import { ImportModelRequestSchema } from '../engine/protocol/modelImport.js';
 import { RunIdSchema } from '../engine/protocol/runs.js';
 import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
@@ -15,6 +16,7 @@ const paramSchemas = {
   info: z.tuple([]),
   listModels: z.tuple([]),
   getModel: z.tuple([z.string().min(1).max(200)]),
+  importModelFile: z.tuple([ImportModelRequestSchema]),
   startTraining: z.tuple([TrainRequestSchema]),
   stopJob: z.tuple([jobId]),
   resizeJob: z.tuple([jobId, ResizeRequestSchema]),
@@ -64,6 +66,11 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.getModel.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       return api.getModel(parsed.data[0]);
+    }
+    case 'importModelFile': {
+      const parsed = paramSchemas.importModelFile.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.importModelFile(parsed.data[0]);
     }
     case 'startTraining': {
       const parsed = paramSchemas.startTraining.safeParse(call.params);

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { RpcServerMessage, StudioApi } from '../engine/protocol/studioApi.js';
+import { MAX_RPC_MESSAGE_BYTES } from '../engine/protocol/modelImport.js';
 import { contentSecurityPolicy } from './csp.js';
 import { dispatchCall } from './rpcDispatch.js';
 import { createStaticHandler } from './staticFiles.js';
@@ -31,6 +32,20 @@ export interface RunningShell {
 }
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
+
+/** What a socket may send before it has presented the access token: nothing unauthenticated costs more. */
+export const UNAUTHENTICATED_MAX_BYTES = 1 << 20;
+
+/**
+ * Raise an authenticated socket's message limit to a model import's. ws takes one maxPayload per server
+ * and keeps it in each socket's receiver (ws 8.18, pinned); the server's stays at 1 MiB for sockets that
+ * have not authenticated (test/integration/webShellLimits.test.ts).
+ */
+function allowLargeMessages(ws: WebSocket): void {
+  const receiver = (ws as unknown as { _receiver?: { _maxPayload: number } })._receiver;
+  if (!receiver || typeof receiver._maxPayload !== 'number') throw new Error('ws changed: its receiver has no _maxPayload; update allowLargeMessages.');
+  receiver._maxPayload = MAX_RPC_MESSAGE_BYTES;
+}
 
 /** Constant-time comparison of a presented token with the shell's token. */
 export function tokenMatches(expected: string, presented: unknown): boolean {
@@ -75,7 +90,9 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
     void serveStatic(req, res);
   });
 
-  const wss = new WebSocketServer({ noServer: true, maxPayload: 1 << 20 });
+  // A socket that has not presented the token may send 1 MiB at most; an authenticated one may send a
+  // model import (model.json and its weights, base64), the one big request (see allowLargeMessages).
+  const wss = new WebSocketServer({ noServer: true, maxPayload: UNAUTHENTICATED_MAX_BYTES });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     const path = (req.url ?? '').split('?')[0];
     if (path !== WS_PATH) return refuseUpgrade(socket, 404, 'Not Found');
@@ -91,6 +108,9 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
     };
     const timer = setTimeout(() => ws.close(WS_CLOSE.authTimeout, 'No access token was presented in time.'), options.authTimeoutMs ?? 10_000);
+    // A frame over the limit, or bad framing: ws closes the socket itself (1009, 1002); an 'error'
+    // without a listener would end the studio process instead.
+    ws.on('error', () => ws.terminate());
     ws.on('close', () => {
       clearTimeout(timer);
       unsubscribe?.();
@@ -109,6 +129,7 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
           return ws.close(WS_CLOSE.unauthorized, 'Access token missing or wrong: open the URL the studio printed.');
         }
         clearTimeout(timer);
+        allowLargeMessages(ws);
         unsubscribe = options.service.onJobEvent((jobId, event) => send({ kind: 'event', jobId, event }));
         return send({ kind: 'ready', shell: 'web' });
       }

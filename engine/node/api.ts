@@ -1,6 +1,8 @@
 import { cpus } from 'node:os';
 import { basename } from 'node:path';
 import { zooEntries, zooModel } from '../model/zoo.js';
+import { importModelFile } from './modelImport.js';
+import { studioTraining } from './studioTraining.js';
 import type { JobEvent } from '../protocol/events.js';
 import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
@@ -43,17 +45,24 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async getModel(name: string) {
       return zooModel(String(name));
     },
+    async importModelFile(request) {
+      return importModelFile(request);
+    },
     async startTraining(request) {
       const parsed = TrainRequestSchema.safeParse(request);
       if (!parsed.success) {
         throw new Error(`The training request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       }
-      const { plan, agents, epochs, steps } = parsed.data;
+      const { plan, agents, epochs, steps, data, loss } = parsed.data;
       const running = [...jobs.values()].find((j) => j.state === 'starting' || j.state === 'running');
       if (running) throw new Error(`Job ${running.id} is still running on this machine; stop it before starting another.`);
+      // The model the plan names and its data, checked before any process starts.
+      const { model, training, notes } = studioTraining(plan, data, loss);
       const created: LocalJob = new LocalJob({
-        model: zooModel(plan.model),
+        model,
         plan,
+        training,
+        notes,
         agents,
         epochs,
         steps,

@@ -18,8 +18,7 @@ import { DeployedStudioJob } from './deployedStudioJob.js';
 import { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { clustersFile, findCluster } from './hosts/clusterStore.js';
 import { newJobId } from './jobs/deployJob.js';
-import { loadModel } from './modelRef.js';
-import { trainingSetupFor } from './trainingOptions.js';
+import { studioTraining } from './studioTraining.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
 import { stepsFor } from './jobs/localJob.js';
@@ -65,9 +64,8 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
     jobs,
     async deployJob(request) {
       const r = parse(DeployRequestSchema, request, 'deploy request');
-      const model = loadModel(r.plan.model);
-      // The data is checked against the model here, before any host is touched.
-      const training = trainingSetupFor(model, r.data ?? { kind: 'mnist' }, r.loss, r.plan.seed);
+      // The model and data are checked here, before any host is touched (as Train checks them).
+      const { model, training } = studioTraining(r.plan, r.data, r.loss);
       const agents = agentsNeeded(r.plan);
       // The same checks deployJob makes, here so that a plan that cannot run is refused at once.
       const diagnostics = [...validatePlan(r.plan, model, localClusterSpec(agents)), ...executionSupport(r.plan, model)];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ModelGraph } from '../model/graph.js';
 import { PlanSchema } from '../plan/plan.js';
+import { DataRefSchema } from './trainingSetup.js';
 
 /**
  * A Shoal project (`*.shoal.json`): which model, which plan and which cluster, so a design can be
@@ -45,7 +46,14 @@ export const ProjectSchema = z.object({
   planSource: z.string().max(200).optional(),
   planEdited: z.boolean().optional(),
   cluster: ProjectClusterSchema,
-  training: z.object({ epochs: z.number().positive().max(1000) }).optional(),
+  training: z
+    .object({
+      epochs: z.number().positive().max(1000),
+      /** What Train trains on (absent: the bundled MNIST digits), and the loss for outputs the model file gives none. */
+      data: DataRefSchema.optional(),
+      loss: z.string().max(100).optional(),
+    })
+    .optional(),
 });
 export type Project = z.infer<typeof ProjectSchema>;
 

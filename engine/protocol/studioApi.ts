@@ -5,7 +5,9 @@ import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from './clusters.js';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from './deploy.js';
+import type { ImportModelRequest } from './modelImport.js';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from './runs.js';
+import { DataRefSchema } from './trainingSetup.js';
 
 /**
  * StudioApi: the one typed surface both shells expose to the renderer. Electron exposes it through the
@@ -18,6 +20,10 @@ export const TrainRequestSchema = z.object({
   agents: z.number().int().min(1).max(64),
   epochs: z.number().positive().max(1000).optional(),
   steps: z.number().int().positive().optional(),
+  /** What to train on; absent: the bundled MNIST digits (the built-in models only). */
+  data: DataRefSchema.optional(),
+  /** A Keras or tfjs loss name for outputs the model file gives none; absent: the file's, else inferred. */
+  loss: z.string().trim().min(1).max(100).optional(),
 });
 export type TrainRequest = z.infer<typeof TrainRequestSchema>;
 
@@ -55,6 +61,11 @@ export interface StudioApi {
   info(): Promise<StudioInfo>;
   listModels(): Promise<ZooEntry[]>;
   getModel(name: string): Promise<ModelGraph>;
+  /**
+   * Store a model opened in the renderer (model.json and the .bin files it names) where agents can
+   * read it; returns its graph, whose `source.modelFile` is what a plan names to train it.
+   */
+  importModelFile(request: ImportModelRequest): Promise<ModelGraph>;
   startTraining(request: TrainRequest): Promise<{ jobId: string }>;
   stopJob(jobId: string): Promise<void>;
   /** Resize a running job at its next step boundary; a `membership` event follows. */
@@ -98,7 +109,7 @@ export interface StudioApi {
 
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
-export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
+export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'importModelFile', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
   'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
   'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob'];
 

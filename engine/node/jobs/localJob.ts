@@ -26,6 +26,8 @@ export interface LocalJobOptions {
   agents: number;
   /** Data and losses (checked against the model before); absent: the built-in models' MNIST digits. */
   training?: TrainingSetup;
+  /** Lines about the data and losses chosen (what `shoal train` prints), logged when the job starts. */
+  notes?: string[];
   /** Either a number of epochs over the training samples or an exact number of steps. */
   epochs?: number;
   steps?: number;
@@ -122,6 +124,7 @@ export class LocalJob {
     const steps = stepsFor(plan, this.options.epochs, this.options.steps, this.options.training?.trainSamples);
     this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.source?.modelFile ?? model.name, plan, agents, steps, ...(this.options.training ? { training: this.options.training } : {}) }, this.options.runDir);
     this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
+    for (const note of this.options.notes ?? []) this.log('info', 'studio', null, note);
     const finalEvent = new Promise<FinalEvent>((resolve, reject) => {
       this.resolveFinal = resolve;
       this.failWith = reject;

@@ -3,6 +3,7 @@ import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from '../../../engine/protocol/clusters';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from '../../../engine/protocol/deploy';
+import type { ImportModelRequest } from '../../../engine/protocol/modelImport';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
@@ -28,6 +29,7 @@ export function clientOver(transport: Transport): StudioClient {
     info: () => call<StudioInfo>('info'),
     listModels: () => call<ZooEntry[]>('listModels'),
     getModel: (name: string) => call<ModelGraph>('getModel', name),
+    importModelFile: (request: ImportModelRequest) => call<ModelGraph>('importModelFile', request),
     startTraining: (request: TrainRequest) => call<{ jobId: string }>('startTraining', request),
     stopJob: (jobId: string) => call<void>('stopJob', jobId),
     resizeJob: (jobId: string, request: ResizeRequest) => call<void>('resizeJob', jobId, request),

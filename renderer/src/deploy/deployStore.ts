@@ -3,6 +3,7 @@ import type { DeployedJobSummary, DeployStatus, DeployTarget } from '../../../en
 import { agentsNeeded } from '../../../engine/plan/plan';
 import { launchJob, showJobWithHistory, studioClient } from '../store/actions';
 import { currentPlanState } from '../store/planState';
+import { dataRefOf } from '../store/dataChoice';
 import { useStudio } from '../store/studioStore';
 import { useEditor } from '../editor/editorStore';
 import { errorText } from '../store/errorText';
@@ -67,10 +68,15 @@ export async function deployPlan(): Promise<void> {
   if (!client || !state.model) return;
   const { plan, diagnostics } = currentPlanState(state.model, useEditor.getState().plan, state.cluster, state.agents);
   if (!plan || diagnostics.some((d) => d.severity === 'error')) return;
+  const data = dataRefOf(state.data);
+  if ('why' in data) return void state.set({ actionError: data.why });
+  // A model opened from a file is named by where the studio stored it; its data travels with the job.
+  const run = { ...plan, model: state.model.source?.modelFile ?? plan.model };
+  const loss = state.data.loss || undefined;
   const { target: name, noGpu } = useDeploy.getState();
   const target: DeployTarget = name === 'local' ? { kind: 'local' } : { kind: 'cluster', cluster: name };
   const where = name === 'local' ? ' → this machine' : ` → ${name}`;
-  const jobId = await launchJob(plan, agentsNeeded(plan), `deploy to ${name === 'local' ? 'this machine' : name}`, () => client.deployJob({ plan, target, epochs: state.epochs, ...(noGpu ? { noGpu } : {}) }), where);
+  const jobId = await launchJob(plan, agentsNeeded(plan), `deploy to ${name === 'local' ? 'this machine' : name}`, () => client.deployJob({ plan: run, target, epochs: state.epochs, data: data.ref, ...(loss ? { loss } : {}), ...(noGpu ? { noGpu } : {}) }), where);
   if (jobId) follow(jobId, name, 'preparing');
 }
 

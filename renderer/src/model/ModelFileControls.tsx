@@ -2,22 +2,24 @@ import { useEffect, useRef, useState } from 'react';
 import { dismissModelFileMessage, openModelFiles, useModelFiles } from './modelFiles';
 
 /**
- * Opening a Keras / tfjs `model.json`: a button with a file picker (a plain file input, which works in
- * the browser shell and in Electron's sandboxed renderer alike) and dropping the file anywhere on the
- * window. Problems and the importer's findings show in a banner under the header.
+ * Opening a Keras / tfjs `model.json` with its `.bin` weights: a button with a file picker (a plain file
+ * input taking several files, which works in the browser shell and in Electron's sandboxed renderer
+ * alike) and dropping the files anywhere on the window. Problems and the importer's findings show in a
+ * banner under the header.
  */
 export function OpenModelButton({ disabled }: { disabled?: boolean }) {
   const input = useRef<HTMLInputElement>(null);
   const reading = useModelFiles((s) => s.reading);
   return (
     <>
-      <button type="button" className="button button--small" data-testid="open-model-file" disabled={disabled || !!reading} title="Open a Keras or tfjs model.json (or drop it on the window)" onClick={() => input.current?.click()}>
+      <button type="button" className="button button--small" data-testid="open-model-file" disabled={disabled || !!reading} title="Open a Keras or tfjs model.json with its .bin weights files (or drop them on the window)" onClick={() => input.current?.click()}>
         {reading ? 'Opening…' : 'Open model.json…'}
       </button>
       <input
         ref={input}
         type="file"
-        accept=".json,application/json"
+        accept=".json,.bin,application/json"
+        multiple
         hidden
         data-testid="model-file-input"
         onChange={(e) => {
@@ -79,7 +81,7 @@ export function ModelFileDrop() {
     <>
       {over && (
         <div className="model-drop" data-testid="model-drop-overlay" aria-hidden="true">
-          <div className="model-drop__box">Drop a Keras or tfjs model.json to open it</div>
+          <div className="model-drop__box">Drop a Keras or tfjs model.json (with its .bin files) to open it</div>
         </div>
       )}
       {problem && (

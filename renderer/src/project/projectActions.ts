@@ -1,9 +1,11 @@
 import { create } from 'zustand';
+import type { DataRef } from '../../../engine/protocol/trainingSetup';
 import { parseProject, projectFileName, PROJECT_EXTENSION, type Project } from '../../../engine/protocol/project';
 import { loadPlan, useEditor } from '../editor/editorStore';
 import { importedKey, useModelFiles } from '../model/modelFiles';
 import { selectModel, showModel } from '../store/actions';
 import { CLUSTER_CHOICES, type ClusterChoice } from '../store/clusters';
+import { choiceFromRef, dataRefOf } from '../store/dataChoice';
 import { isActive } from '../store/metrics';
 import { PRESETS, useStudio, type PresetName } from '../store/studioStore';
 import { downloadText, pickFile } from '../shell/download';
@@ -81,8 +83,15 @@ export function currentProject(name?: string): Project | string {
     planSource: editor.source || undefined,
     planEdited: editor.edited,
     cluster: { kind: 'builtin', name: studio.cluster, agents: studio.agents },
-    training: { epochs: studio.epochs },
+    training: { epochs: studio.epochs, ...trainingData() },
   };
+}
+
+/** The Data section's choice as a project keeps it: a complete data reference, and the loss when one is picked. */
+function trainingData(): { data?: DataRef; loss?: string } {
+  const { data } = useStudio.getState();
+  const ref = dataRefOf(data);
+  return { ...('ref' in ref ? { data: ref.ref } : {}), ...(data.loss ? { loss: data.loss } : {}) };
 }
 
 export function saveProject(): void {
@@ -124,6 +133,8 @@ export async function applyProject(text: string, fileName: string): Promise<bool
     useModelFiles.setState({ imported: { key, fileName: project.model.fileName, graph, notes: [] }, problem: undefined, notes: undefined });
     showModel(key, graph);
   }
+  // After the model, which sets its default data.
+  if (project.training) useStudio.getState().set({ data: choiceFromRef(useStudio.getState().data, project.training.data, project.training.loss) });
   // The preset picker shows where the plan came from when that was a preset.
   if (project.planSource && (PRESETS as readonly string[]).includes(project.planSource)) useStudio.getState().set({ preset: project.planSource as PresetName });
   if (project.plan) loadPlan(project.plan, project.planSource ?? project.name, true);

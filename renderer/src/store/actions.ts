@@ -12,6 +12,7 @@ import { currentPlanState } from './planState';
 import { useStudio } from './studioStore';
 import type { PresetName } from './studioStore';
 import { errorText } from './errorText';
+import { dataForModel, dataRefOf } from './dataChoice';
 
 /**
  * The studio's actions: connect, open a model, start and stop a job, and fold live job events into the
@@ -97,7 +98,7 @@ export async function selectModel(name: string): Promise<void> {
   try {
     const model = await client.getModel(name);
     if (useStudio.getState().modelName !== name) return;
-    set({ model });
+    set({ model, data: dataForModel(useStudio.getState().data, model) });
     loadPreset(model, useStudio.getState().preset, true);
   } catch (error) {
     set({ model: undefined, modelError: errorText(error) });
@@ -107,7 +108,7 @@ export async function selectModel(name: string): Promise<void> {
 
 /** Show a model that is not in the zoo (an imported model.json) under a picker key of its own, with a fresh preset plan. */
 export function showModel(key: string, model: ModelGraph): void {
-  useStudio.getState().set({ modelName: key, model, modelError: undefined });
+  useStudio.getState().set({ modelName: key, model, modelError: undefined, data: dataForModel(useStudio.getState().data, model) });
   loadPreset(model, useStudio.getState().preset, true);
 }
 
@@ -138,8 +139,13 @@ export async function startTraining(): Promise<void> {
   if (!client || !state.model || (state.job && isActive(state.job.metrics.state))) return;
   const { plan, diagnostics } = currentPlanState(state.model, useEditor.getState().plan, state.cluster, state.agents);
   if (state.cluster !== 'local' || !plan || diagnostics.some((d) => d.severity === 'error')) return;
+  const data = dataRefOf(state.data);
+  if ('why' in data) return state.set({ actionError: data.why });
   const api = client;
-  await launchJob(plan, state.agents, 'start training', () => api.startTraining({ plan, agents: state.agents, epochs: state.epochs }));
+  // A model opened from a file is named by where the studio stored it: that is what the agents read.
+  const run = { ...plan, model: state.model.source?.modelFile ?? plan.model };
+  const loss = state.data.loss || undefined;
+  await launchJob(plan, state.agents, 'start training', () => api.startTraining({ plan: run, agents: state.agents, epochs: state.epochs, data: data.ref, loss }));
 }
 
 /**

@@ -49,7 +49,11 @@ function memoryFindings(cost: PlanCost): Diagnostic[] {
 }
 
 /** executionSupport's findings: what the agents cannot run yet, which the cost model can still price. */
-const EXECUTION_CODES = new Set(['schedule-unsupported', 'zero-unsupported', 'async-zero-unsupported', 'async-clipping-unsupported', 'unequal-data-parallel', 'tensor-unsupported']);
+const EXECUTION_CODES = new Set([
+  'schedule-unsupported', 'zero-unsupported', 'async-zero-unsupported', 'async-clipping-unsupported', 'unequal-data-parallel', 'tensor-unsupported',
+  // An opened model's layers and placement (executionSupport with the model).
+  'layer-not-executable', 'tensor-layer-unsupported', 'async-graph-unsupported', 'shared-layer-split',
+]);
 
 const EMPTY: PlanState = { diagnostics: [], stageOf: new Map(), byStage: new Map(), byLayer: new Map(), byField: new Map() };
 
@@ -69,7 +73,7 @@ export function stageMap(plan: Plan | undefined): Map<string, number> {
 export function derivePlan(model: ModelGraph | undefined, plan: Plan | undefined, choice: ClusterChoice, agents: number): PlanState {
   if (!model || !plan || plan.model !== model.name) return EMPTY;
   const cluster = clusterSpec(choice, agents);
-  const diagnostics = [...validatePlan(plan, model, cluster), ...(choice === 'local' ? executionSupport(plan) : [])];
+  const diagnostics = [...validatePlan(plan, model, cluster), ...(choice === 'local' ? executionSupport(plan, model.source ? model : undefined) : [])];
   // On this machine the agent count is a setting: price the plan on the agents it needs, and let the
   // too-few-agents error say to raise the setting.
   const needed = agentsNeeded(plan);

@@ -4,6 +4,7 @@ import type { ZooEntry } from '../../../engine/model/zoo';
 import type { Plan } from '../../../engine/plan/plan';
 import type { StudioInfo } from '../../../engine/protocol/studioApi';
 import type { ClusterChoice } from './clusters';
+import { DEFAULT_DATA, type DataChoice } from './dataChoice';
 import type { JobMetrics } from './metrics';
 
 export const PRESETS = ['pp1-dp1', 'pp2-dp1', 'pp2-dp2', 'pp2-dp2-m8'] as const;
@@ -40,6 +41,8 @@ export interface StudioState {
   cluster: ClusterChoice;
   agents: number;
   epochs: number;
+  /** What Train trains on, and the loss for outputs the model file gives none. */
+  data: DataChoice;
   job?: JobView;
   /** The last error of an action (start, stop), shown in the status line. */
   actionError?: string;
@@ -54,5 +57,6 @@ export const useStudio = create<StudioState>()((set) => ({
   cluster: 'local',
   agents: 2,
   epochs: 5,
+  data: DEFAULT_DATA,
   set: (partial) => set(partial),
 }));

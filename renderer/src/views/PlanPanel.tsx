@@ -6,6 +6,7 @@ import { isActive } from '../store/metrics';
 import { usePlan } from '../store/planState';
 import { PRESETS, useStudio } from '../store/studioStore';
 import type { PresetName } from '../store/studioStore';
+import { DataSection } from './DataSection';
 import { DiagnosticList } from './DiagnosticList';
 import { NumberField } from './NumberField';
 import { PlanSettings } from './PlanSettings';
@@ -19,7 +20,7 @@ const PRESET_LABELS: Record<PresetName, string> = {
   'pp2-dp2-m8': '2 stages × 2 replicas, 8 micro-batches',
 };
 
-/** The plan: where it starts (preset, cluster), its stages and settings, the prediction and diagnostics. */
+/** The plan: where it starts (preset, cluster), what it trains on, its stages and settings, the prediction and diagnostics. */
 export function PlanPanel() {
   const preset = useStudio((s) => s.preset);
   const cluster = useStudio((s) => s.cluster);
@@ -60,6 +61,7 @@ export function PlanPanel() {
         <NumberField label="Agents" testId="agents-input" value={agents} min={1} max={64} disabled={busy || cluster !== 'local'} onChange={(v) => set({ agents: v })} />
         <NumberField label="Epochs" testId="epochs-input" value={epochs} min={0.01} max={1000} step={1} integer={false} disabled={busy} onChange={(v) => set({ epochs: v })} />
       </div>
+      <DataSection />
       {plan && (
         <>
           <StageTable state={state} />

@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { ModelGraph } from '../model/graph.js';
+import { base64Bytes, ImportModelRequestSchema, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME } from '../protocol/modelImport.js';
+import { readLayersModelDocument } from '../wire/layersModelFile.js';
+import { runsRoot } from './jobs/runStore.js';
+import { loadModel } from './modelRef.js';
+
+/**
+ * Models the studio imported (opened in the renderer, picked or dropped), stored where agents can read
+ * them: `<data dir>/models/<content hash>/model.json` with the `.bin` files its weightsManifest names.
+ * The same content lands in the same folder, so importing a model twice stores it once.
+ */
+export function modelsRoot(): string {
+  return join(dirname(runsRoot()), 'models');
+}
+
+/** Whether a model file lies in the studio's model store (the only model files the studio trains). */
+export function isImportedModelFile(file: string, root = modelsRoot()): boolean {
+  const rel = relative(resolve(root), resolve(file));
+  return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
+}
+
+const WIDTH: Record<string, number> = { float32: 4, int32: 4, bool: 1, uint8: 1, uint16: 2, float16: 2 };
+
+/** Bytes a weightsManifest group's files must hold together; undefined where the manifest is malformed (its reader then says why). */
+function groupBytes(group: unknown): number | undefined {
+  const weights = typeof group === 'object' && group !== null ? (group as { weights?: unknown }).weights : undefined;
+  if (!Array.isArray(weights)) return undefined;
+  let total = 0;
+  for (const w of weights as Array<{ shape?: unknown; dtype?: unknown; quantization?: { dtype?: unknown } }>) {
+    const width = WIDTH[String(w?.quantization?.dtype ?? w?.dtype)];
+    if (!width || !Array.isArray(w.shape) || !w.shape.every((d) => Number.isInteger(d) && d >= 0)) return undefined;
+    total += (w.shape as number[]).reduce((a, b) => a * b, 1) * width;
+  }
+  return total;
+}
+
+function writeFileDurably(file: string, data: Buffer): void {
+  const fd = openSync(file, 'wx', 0o600);
+  try {
+    for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function syncFolder(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * Store a model the renderer hands over and return its graph (with `source.modelFile`, the stored
+ * model.json). Every weights file the model.json names must be given, with the bytes its manifest
+ * needs; the files are written mode 600 into a fresh folder (mode 700) that is renamed into place.
+ */
+export function importModelFile(request: unknown, root = modelsRoot()): ModelGraph {
+  const parsed = ImportModelRequestSchema.safeParse(request);
+  if (!parsed.success) throw new Error(`The model import is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
+  const { name, modelJson, weights = [] } = parsed.data;
+  if (modelJson.modelTopology == null) throw new Error(`${name} has no modelTopology: it is not a tfjs LayersModel. Open the model.json that Keras (via tensorflowjs_converter) or tfjs's model.save() wrote.`);
+  const text = Buffer.from(JSON.stringify(modelJson), 'utf8');
+  const given = new Map<string, string>();
+  for (const file of weights) {
+    if (given.has(file.path)) throw new Error(`Weights file ${file.path} was given twice; pick each .bin file once.`);
+    given.set(file.path, file.base64);
+  }
+  const named = [...new Set(manifestPaths(modelJson))];
+  const badName = named.find((p) => !WEIGHT_FILE_NAME.test(p));
+  if (badName !== undefined) throw new Error(`${name} names the weights file "${badName}", which is not a plain file name; Shoal imports weights that lie beside model.json. Save the model again with model.save().`);
+  const missing = named.filter((p) => !given.has(p));
+  if (missing.length) {
+    throw new Error(`${name} names the weights file${missing.length > 1 ? 's' : ''} ${missing.join(', ')}, which ${missing.length > 1 ? 'were' : 'was'} not given: open the model.json together with its .bin files (pick or drop them all at once).`);
+  }
+  const total = text.length + named.reduce((n, p) => n + base64Bytes(given.get(p)!), 0);
+  if (total > MAX_IMPORT_BYTES) {
+    throw new Error(`${name} and its weights are ${(total / 2 ** 20).toFixed(1)} MiB; the studio imports up to ${MAX_IMPORT_BYTES / 2 ** 20} MiB. Train a larger model from the command line: shoal train --model path/to/model.json --data DIR.`);
+  }
+  const bytes = new Map(named.map((p) => [p, Buffer.from(given.get(p)!, 'base64')]));
+  checkGroupSizes(name, modelJson, bytes);
+
+  const hash = createHash('sha256').update(text);
+  for (const [path, data] of bytes) hash.update(`\0${path}\0${data.length}\0`).update(data);
+  const dir = join(root, hash.digest('hex').slice(0, 32));
+  const file = join(dir, 'model.json');
+  if (existsSync(file)) return loadModel(file);
+
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  const tmp = mkdtempSync(join(root, '.import-'));
+  try {
+    for (const [path, data] of bytes) writeFileDurably(join(tmp, path), data);
+    writeFileDurably(join(tmp, 'model.json'), text);
+    syncFolder(tmp);
+    // What the agents will do with it: read every weight, and import the topology.
+    readLayersModelDocument(modelJson, tmp, name);
+    try {
+      loadModel(join(tmp, 'model.json'));
+    } catch (err) {
+      throw new Error((err as Error).message.split(join(tmp, 'model.json')).join(name));
+    }
+    try {
+      renameSync(tmp, dir);
+    } catch (err) {
+      // The same content imported meanwhile: keep that one.
+      const code = (err as NodeJS.ErrnoException).code;
+      if ((code !== 'EEXIST' && code !== 'ENOTEMPTY') || !existsSync(file)) throw err;
+    }
+    syncFolder(root);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EACCES' || code === 'EROFS') throw new Error(`Cannot store ${name} under ${root}: ${code === 'ENOSPC' ? 'the disk is full' : 'the folder is not writable'}. Free space or set SHOAL_DATA_DIR to another folder.`);
+    throw err;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return loadModel(file);
+}
+
+/** Each manifest group's files hold exactly the bytes its weights need (tfjs concatenates a group's files). */
+function checkGroupSizes(name: string, modelJson: Record<string, unknown>, bytes: Map<string, Buffer>): void {
+  const manifest = Array.isArray(modelJson.weightsManifest) ? (modelJson.weightsManifest as unknown[]) : [];
+  manifest.forEach((group, g) => {
+    const expected = groupBytes(group);
+    const paths = (group as { paths?: unknown }).paths;
+    if (expected === undefined || !Array.isArray(paths)) return;
+    const found = paths.reduce((n: number, p) => n + (bytes.get(String(p))?.length ?? 0), 0);
+    if (found !== expected) {
+      const files = paths.join(' + ');
+      throw new Error(`Weights file ${files} holds ${found} bytes, but ${name}'s weightsManifest${manifest.length > 1 ? ` group ${g + 1}` : ''} needs ${expected}: pick the .bin file${paths.length > 1 ? 's' : ''} saved with this model.json.`);
+    }
+  });
+}
