@@ -12,7 +12,7 @@ import { parsePlan, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { openNpy } from '../../engine/wire/data/npy.js';
-import { biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { attentionBlock, biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
@@ -35,6 +35,7 @@ beforeAll(async () => {
   await make('resnet', resnetBlock(), { x: { shape: [8, 8, 2], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } });
   await make('lstm', biLstmClassifier(), { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } });
   await make('two', twoInTwoOut(), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } });
+  await make('attention', await attentionBlock(), { x: { shape: [4, 6], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -78,7 +79,7 @@ describe('a user model trains the same under every synchronous plan', () => {
     return references.get(key)!;
   }
 
-  for (const name of ['resnet', 'lstm', 'two']) {
+  for (const name of ['resnet', 'lstm', 'two', 'attention']) {
     for (const { preset, agents, extra } of PLANS) {
       it(`${name}: ${preset} ${JSON.stringify(extra)} equals one process with the same slicing`, async () => {
         const model = loadModel(files[name].model);

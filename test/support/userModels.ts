@@ -74,6 +74,37 @@ export function twoInTwoOut(): tfl.LayersModel {
   return tfl.model({ inputs: [a, b], outputs: [cls, reg], name: 'two_in_two_out' });
 }
 
+/**
+ * Self-attention over a sequence: input [4, 6] → MultiHeadAttention (2 heads, keyDim 3, Shoal's class:
+ * agents/exec/graph/multiHeadAttention.ts) → Add residual → LayerNormalization → Flatten → Dense(2).
+ *
+ * tfjs 4.22's MultiHeadAttention, which Shoal's class extends, exists only among tfjs-layers' ES modules
+ * (not in the package index), while Node resolves `@tensorflow/tfjs-layers` (`tfl` here) to its CommonJS
+ * bundle: a second copy of every class, whose Layer the attention layer does not extend. So this model
+ * is built with the ES modules throughout, as the agent bundle is. Loading them registers their copy of
+ * every layer class in tfjs's registry (which keeps the last), so `tfl`'s loaders would then build
+ * classes that name variables apart from `tfl`'s: the registry is put back once the model is built
+ * (MultiHeadAttention stays). The two copies also count variable names apart, hence layer names that
+ * no other model here uses.
+ */
+export async function attentionBlock(): Promise<tfl.LayersModel> {
+  const registry = tf.serialization.SerializationMap.getMap().classNameMap;
+  const before = { ...registry };
+  try {
+    const esm = await import('@tensorflow/tfjs-layers/dist/index.js');
+    const { MultiHeadAttention } = await import('../../agents/exec/graph/multiHeadAttention.js');
+    const input = esm.input({ shape: [4, 6], name: 'seq' });
+    const attention = new MultiHeadAttention({ numHeads: 2, keyDim: 3, name: 'mha' }).apply(input, { value: input }) as tfl.SymbolicTensor;
+    const residual = esm.layers.add({ name: 'residual' }).apply([input, attention]) as tfl.SymbolicTensor;
+    const norm = esm.layers.layerNormalization({ name: 'norm' }).apply(residual) as tfl.SymbolicTensor;
+    const flat = esm.layers.flatten({ name: 'flat' }).apply(norm) as tfl.SymbolicTensor;
+    const out = esm.layers.dense({ units: 2, name: 'out' }).apply(flat) as tfl.SymbolicTensor;
+    return esm.model({ inputs: input, outputs: out, name: 'attention_block' });
+  } finally {
+    Object.assign(registry, before);
+  }
+}
+
 /** Deterministic data of a model's shapes as .npy files: float inputs, integer tokens/labels, float targets. */
 export function writeNpyData(dir: string, arrays: Record<string, { shape: number[]; kind: 'float' | { classes: number } }>, samples: number, seed = 1): void {
   mkdirSync(dir, { recursive: true });

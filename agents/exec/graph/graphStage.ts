@@ -134,8 +134,19 @@ export class GraphStage implements StageExecutor {
     }
     if (training && record && this.batchNorm.isTracked(layer)) this.batchNorm.record(layer, inputs[0]);
     if (node.spec.kind === 'multiHeadAttention') {
+      // The layer is multiHeadAttention.ts's (registered in place of tfjs's). Causal when the spec or
+      // the saved call (`use_causal_mask` of the layer's k-th node, for graph id `<layer>@k`) says so.
       const [query, value, key] = inputs;
-      return layer.apply(query, { value, key, useCausalMask: node.spec.causal, training }) as tf.Tensor;
+      const call = Number(/@(\d+)$/.exec(node.id)?.[1] ?? 0);
+      const useCausalMask = node.spec.causal || layer.inboundNodes[call]?.callArgs?.useCausalMask === true;
+      // Attention dropout: Shoal's deterministic mask over the scores [rows, heads, T, S].
+      const rate = (layer as unknown as { dropout?: number }).dropout ?? 0;
+      let attentionDropoutMask: ((shape: number[]) => tf.Tensor) | undefined;
+      if (training && rate > 0) {
+        if (!pass) throw new Error(`Layer "${node.id}" (attention dropout) ran in training without the rows of its micro-batch.`);
+        attentionDropoutMask = (shape) => dropoutMask(shape, rate, node.id, pass);
+      }
+      return layer.apply(query, { value, key, useCausalMask, training, attentionDropoutMask }) as tf.Tensor;
     }
     const out = layer.apply(inputs.length === 1 ? inputs[0] : inputs, { training });
     return (Array.isArray(out) ? out[0] : out) as tf.Tensor;

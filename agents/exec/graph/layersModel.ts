@@ -3,6 +3,8 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import * as tfl from '@tensorflow/tfjs-layers';
+// Keras's MultiHeadAttention, trainable and serialisable (registered in place of tfjs 4.22's).
+import './multiHeadAttention.js';
 import { mixSeeds } from '../../../engine/util/prng.js';
 
 /**
