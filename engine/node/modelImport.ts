@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ModelGraph } from '../model/graph.js';
 import { base64Bytes, ImportModelRequestSchema, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME } from '../protocol/modelImport.js';
-import { readLayersModelDocument } from '../wire/layersModelFile.js';
+import { syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
+import { manifestGroupBytes, readLayersModelDocument } from '../wire/layersModelFile.js';
 import { runsRoot } from './jobs/runStore.js';
 import { loadModel } from './modelRef.js';
 
@@ -20,40 +21,6 @@ export function modelsRoot(): string {
 export function isImportedModelFile(file: string, root = modelsRoot()): boolean {
   const rel = relative(resolve(root), resolve(file));
   return rel !== '' && !rel.startsWith('..') && !isAbsolute(rel);
-}
-
-const WIDTH: Record<string, number> = { float32: 4, int32: 4, bool: 1, uint8: 1, uint16: 2, float16: 2 };
-
-/** Bytes a weightsManifest group's files must hold together; undefined where the manifest is malformed (its reader then says why). */
-function groupBytes(group: unknown): number | undefined {
-  const weights = typeof group === 'object' && group !== null ? (group as { weights?: unknown }).weights : undefined;
-  if (!Array.isArray(weights)) return undefined;
-  let total = 0;
-  for (const w of weights as Array<{ shape?: unknown; dtype?: unknown; quantization?: { dtype?: unknown } }>) {
-    const width = WIDTH[String(w?.quantization?.dtype ?? w?.dtype)];
-    if (!width || !Array.isArray(w.shape) || !w.shape.every((d) => Number.isInteger(d) && d >= 0)) return undefined;
-    total += (w.shape as number[]).reduce((a, b) => a * b, 1) * width;
-  }
-  return total;
-}
-
-function writeFileDurably(file: string, data: Buffer): void {
-  const fd = openSync(file, 'wx', 0o600);
-  try {
-    for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-function syncFolder(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /**
@@ -95,8 +62,8 @@ export function importModelFile(request: unknown, root = modelsRoot()): ModelGra
   mkdirSync(root, { recursive: true, mode: 0o700 });
   const tmp = mkdtempSync(join(root, '.import-'));
   try {
-    for (const [path, data] of bytes) writeFileDurably(join(tmp, path), data);
-    writeFileDurably(join(tmp, 'model.json'), text);
+    for (const [path, data] of bytes) writeNewFileDurably(join(tmp, path), data, 0o600);
+    writeNewFileDurably(join(tmp, 'model.json'), text, 0o600);
     syncFolder(tmp);
     // What the agents will do with it: read every weight, and import the topology.
     readLayersModelDocument(modelJson, tmp, name);
@@ -125,15 +92,11 @@ export function importModelFile(request: unknown, root = modelsRoot()): ModelGra
 
 /** Each manifest group's files hold exactly the bytes its weights need (tfjs concatenates a group's files). */
 function checkGroupSizes(name: string, modelJson: Record<string, unknown>, bytes: Map<string, Buffer>): void {
-  const manifest = Array.isArray(modelJson.weightsManifest) ? (modelJson.weightsManifest as unknown[]) : [];
-  manifest.forEach((group, g) => {
-    const expected = groupBytes(group);
-    const paths = (group as { paths?: unknown }).paths;
-    if (expected === undefined || !Array.isArray(paths)) return;
-    const found = paths.reduce((n: number, p) => n + (bytes.get(String(p))?.length ?? 0), 0);
+  const groups = manifestGroupBytes(modelJson, name);
+  groups.forEach(({ paths, bytes: expected }, g) => {
+    const found = paths.reduce((n, p) => n + (bytes.get(p)?.length ?? 0), 0);
     if (found !== expected) {
-      const files = paths.join(' + ');
-      throw new Error(`Weights file ${files} holds ${found} bytes, but ${name}'s weightsManifest${manifest.length > 1 ? ` group ${g + 1}` : ''} needs ${expected}: pick the .bin file${paths.length > 1 ? 's' : ''} saved with this model.json.`);
+      throw new Error(`Weights file ${paths.join(' + ')} holds ${found} bytes, but ${name}'s weightsManifest${groups.length > 1 ? ` group ${g + 1}` : ''} needs ${expected}: pick the .bin file${paths.length > 1 ? 's' : ''} saved with this model.json.`);
     }
   });
 }

@@ -1,5 +1,6 @@
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { syncFolder, writeNewFileDurably } from './durableFiles.js';
 
 /**
  * A user's tfjs LayersModel on disk (`model.json` + `.bin` shards), read and written without tfjs,
@@ -66,7 +67,7 @@ export function readLayersModelDocument(doc: Record<string, unknown>, baseDir: s
     }
     const specs = group.weights.map((w: unknown) => checkSpec(w, source));
     const files = (group.paths as string[]).map((p) => resolve(baseDir, p));
-    const expected = specs.reduce((n, s) => n + s.size * BYTES[s.quant?.dtype ?? s.dtype], 0);
+    const expected = groupBytes(specs);
     const bytes = readGroup(files, source, expected);
     let offset = 0;
     for (const spec of specs) {
@@ -137,6 +138,27 @@ interface Spec {
   size: number;
   dtype: LayersWeightDtype;
   quant?: { dtype: 'uint8' | 'uint16' | 'float16'; scale?: number; min?: number };
+}
+
+/** Bytes a manifest group's files hold together: its weights back to back, each at its stored width. */
+function groupBytes(specs: Spec[]): number {
+  return specs.reduce((n, s) => n + s.size * BYTES[s.quant?.dtype ?? s.dtype], 0);
+}
+
+/**
+ * Bytes each weightsManifest group of a model document needs in its files, in group order; throws
+ * (naming `source`) on a malformed manifest, as reading the model would.
+ */
+export function manifestGroupBytes(doc: Record<string, unknown>, source: string): Array<{ paths: string[]; bytes: number }> {
+  const manifest = doc.weightsManifest;
+  if (manifest == null) return [];
+  if (!Array.isArray(manifest)) throw new Error(`Model file ${source}: weightsManifest is not a list of groups. Save the model again with model.save().`);
+  return manifest.map((group: unknown, g) => {
+    if (!isRecord(group) || !Array.isArray(group.paths) || !Array.isArray(group.weights) || !group.paths.every((p) => typeof p === 'string')) {
+      throw new Error(`Model file ${source}: weightsManifest group ${g + 1} needs "paths" (strings) and "weights" (a list). Save the model again with model.save().`);
+    }
+    return { paths: group.paths as string[], bytes: groupBytes(group.weights.map((w: unknown) => checkSpec(w, source))) };
+  });
 }
 
 function checkSpec(w: unknown, source: string): Spec {
@@ -236,28 +258,13 @@ function decodeFloat16(halves: Uint16Array): Float32Array {
 function writeDurably(file: string, data: Buffer): void {
   const tmp = `${file}.${process.pid}.${Date.now()}.tmp`;
   try {
-    const fd = openSync(tmp, 'w', 0o644);
-    try {
-      for (let done = 0; done < data.length; ) done += writeSync(fd, data, done, data.length - done);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    writeNewFileDurably(tmp, data, 0o644);
     renameSync(tmp, file);
   } catch (err) {
     rmSync(tmp, { force: true });
     const code = (err as NodeJS.ErrnoException).code;
     const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : (err as Error).message;
     throw new Error(`Cannot write ${file}: ${why}. Free space or choose another output folder.`);
-  }
-}
-
-function syncFolder(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
   }
 }
 
