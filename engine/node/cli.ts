@@ -35,9 +35,29 @@ Each run has a folder (job.json, checkpoints/step-N.ckpt): --out DIR chooses it 
 ~/.local/share/shoal/runs); --checkpoint-every N also saves every N steps; the last step is always saved.
 With --json, train prints one JSON object per line and ends with {"final": true, "testAccuracy": …}.`;
 
+/**
+ * `shoal <command> --help`: the command's full usage for train, else its lines of the overview (a line
+ * starting `shoal <command>` and the indented lines that continue it).
+ */
+function usageOf(command: string): string {
+  if (command === 'train') return TRAIN_USAGE;
+  const lines = USAGE.split('\n');
+  const picked: string[] = [];
+  lines.forEach((line, i) => {
+    if (!line.trim().startsWith(`shoal ${command}`)) return;
+    picked.push(line.trim());
+    for (let j = i + 1; j < lines.length && /^\s{6,}\S/.test(lines[j]) && !lines[j].trim().startsWith('shoal '); j++) picked.push(lines[j]);
+  });
+  return picked.length ? `Usage:\n  ${picked.join('\n  ')}` : USAGE;
+}
+
 /** The `shoal` command line: each command lives in ./commands; this file only dispatches. */
 async function main(): Promise<void> {
   const [command, ...rest] = process.argv.slice(2);
+  if (command && command !== 'cluster' && rest.some((a) => a === '--help' || a === '-h')) {
+    process.stdout.write(usageOf(command) + '\n');
+    return;
+  }
   if (command === 'resume') return runResume(rest);
   if (command === 'cluster') {
     process.exitCode = await runClusterCommand(rest);
