@@ -1,3 +1,4 @@
+import { stageCuts } from '../model/stageCuts.js';
 import type { LayerNode, ModelGraph } from '../model/graph.js';
 import type { Plan } from '../plan/plan.js';
 import { splitAxis, weightLayout } from '../plan/sbp.js';
@@ -49,8 +50,6 @@ type Layout = 'S0' | 'S1' | 'B' | 'P';
  */
 export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageFacts {
   const ids = new Set(plan.stages[stage].layers);
-  const owner = new Map<string, number>();
-  plan.stages.forEach((st, s) => st.layers.forEach((id) => owner.set(id, s)));
   const byId = new Map(model.layers.map((l) => [l.id, l]));
   const t = plan.stages[stage].tensorParallel;
   const facts: StageFacts = {
@@ -67,8 +66,6 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
     backwardCollectives: [],
   };
   const layout = new Map<string, Layout>();
-  const liveIn = new Set<string>();
-  const liveOut = new Set<string>();
   const bytesOf = (id: string) => byId.get(id)?.activationBytes ?? 0;
   const inputLayout = (id: string): Layout => layout.get(id) ?? (t > 1 ? 'S0' : 'B');
   /** Bring an input to the whole (B) layout, recording the collective in both passes. */
@@ -84,13 +81,8 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   };
 
   for (const layer of model.layers) {
-    if (!ids.has(layer.id)) {
-      // A tensor produced here and consumed by a later stage leaves through the pipeline.
-      for (const input of layer.inputs) if (ids.has(input) && (owner.get(layer.id) ?? -1) > stage) liveOut.add(input);
-      continue;
-    }
+    if (!ids.has(layer.id)) continue;
     facts.layers.push(layer);
-    for (const input of layer.inputs) if (!ids.has(input)) liveIn.add(input);
     facts.nonTrainableParams += layer.nonTrainableParams;
     const sharding = t > 1 ? plan.sharding[layer.id] : undefined;
     const axis = sharding ? splitAxis(sharding.weight) : undefined;
@@ -144,7 +136,11 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
       layout.set(layer.id, out);
     }
   }
-  for (const id of liveIn) facts.liveInBytes += bytesOf(id);
-  for (const id of liveOut) facts.liveOutBytes += bytesOf(id);
+  // What crosses the cuts, as the agents send it: every tensor produced before a cut and read after
+  // it, skip connections passing through a stage included (engine/model/stageCuts.ts).
+  const cuts = stageCuts(model, plan.stages.map((st) => st.layers));
+  const last = plan.stages.length - 1;
+  if (stage > 0) facts.liveInBytes = cuts.incoming[stage].reduce((n, id) => n + bytesOf(id), 0);
+  if (stage < last) facts.liveOutBytes = cuts.outgoing[stage].reduce((n, id) => n + bytesOf(id), 0);
   return facts;
 }
