@@ -45,6 +45,7 @@ export function layerFacts(spec: LayerSpec, inputs: number[][]): LayerFacts {
     case 'activation':
     case 'zeroPadding2d':
     case 'cropping1d':
+    case 'cropping2d':
     case 'upSampling2d':
       return shapeFacts(spec, inputs);
     case 'recurrent':

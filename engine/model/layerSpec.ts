@@ -106,6 +106,7 @@ export type GeneralLayerSpec =
   | { kind: 'concatenate'; axis: number }
   | { kind: 'zeroPadding2d'; padding: [[number, number], [number, number]] }
   | { kind: 'cropping1d'; cropping: [number, number] }
+  | { kind: 'cropping2d'; cropping: [[number, number], [number, number]] }
   | { kind: 'upSampling2d'; size: [number, number] }
   /** Inputs: query, value and optionally key. `causal` masks future positions (GPT-2). */
   | {

@@ -62,6 +62,10 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
     if (layer.spec.kind === 'opaque') {
       findings.error('layer-not-executable', `Layer "${layer.id}" is a ${layer.spec.className}, which Shoal does not know, so the agents cannot train this model.`, { layer: layer.id }, `Replace the ${layer.spec.className} layer with built-in Keras layers, or remove it.`);
     }
+    // tfjs-layers 4.22 throws on causal padding in Conv1D ("not implemented yet").
+    if (layer.spec.kind === 'conv' && layer.spec.padding === 'causal') {
+      findings.error('causal-padding-unsupported', `Layer "${layer.id}" is a Conv1D with causal padding, which tfjs-layers (the agents' layer library) does not implement.`, { layer: layer.id }, `Put a ZeroPadding1D of (kernel size − 1) × dilation steps on the left before "${layer.id}" and give it valid padding: the same computation.`);
+    }
   }
   plan.stages.forEach((stage, s) => {
     if (stage.tensorParallel > 1) {

@@ -12,7 +12,9 @@ import { parsePlan, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { openNpy } from '../../engine/wire/data/npy.js';
-import { attentionBlock, biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { readCheckpoint } from '../../agents/coordinator/checkpointFile.js';
+import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
+import { attentionBlock, biLstmClassifier, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
@@ -36,6 +38,8 @@ beforeAll(async () => {
   await make('lstm', biLstmClassifier(), { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } });
   await make('two', twoInTwoOut(), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } });
   await make('attention', await attentionBlock(), { x: { shape: [4, 6], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
+  await make('zoo', layerZoo(), { x: { shape: [8, 8, 3], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
+  freezeNested(files.zoo.model, 'frozen_block');
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -79,7 +83,7 @@ describe('a user model trains the same under every synchronous plan', () => {
     return references.get(key)!;
   }
 
-  for (const name of ['resnet', 'lstm', 'two', 'attention']) {
+  for (const name of ['resnet', 'lstm', 'two', 'attention', 'zoo']) {
     for (const { preset, agents, extra } of PLANS) {
       it(`${name}: ${preset} ${JSON.stringify(extra)} equals one process with the same slicing`, async () => {
         const model = loadModel(files[name].model);
@@ -97,8 +101,23 @@ describe('a user model trains the same under every synchronous plan', () => {
   }
 });
 
+describe('frozen layers', () => {
+  it('a nested model the file marks frozen keeps its weights and gets no optimizer state', async () => {
+    const model = loadModel(files.zoo.model);
+    const runDir = await train('zoo', planFor(model, 'pp2-dp1', { optimizer: { kind: 'adam', learningRate: 0.01, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 } }), 2, 'frozen');
+    const { header, body } = readCheckpoint(latestCheckpoint(join(runDir, 'checkpoints'))!);
+    const initial = readLayersModel(files.zoo.model).weights!;
+    for (const name of ['frozen_dense/kernel', 'frozen_dense/bias']) {
+      const saved = header.tensors.filter((t) => t.name === name);
+      expect(saved.map((t) => t.slot ?? 'value'), name).toEqual(['value']);
+      expect(maxRelativeError(body.subarray(saved[0].offset, saved[0].offset + saved[0].length), initial.get(name)!.values), name).toBe(0);
+    }
+    expect(header.tensors.filter((t) => t.name === 'zoo_out/kernel').map((t) => t.slot ?? 'value').sort()).toEqual(['m', 'v', 'value']);
+  }, 240_000);
+});
+
 describe('Shoal on one agent equals tfjs model.fit', () => {
-  for (const name of ['resnet', 'lstm']) {
+  for (const name of ['resnet', 'lstm', 'zoo']) {
     it(`${name}: shoal train --shuffle false, then export, equals model.fit(shuffle: false)`, async () => {
       const model = loadModel(files[name].model);
       const plan = parsePlan({ ...planFor(model, 'pp1-dp1', {}), microBatches: 1, shuffle: false, optimizer: { kind: 'sgd', learningRate: 0.05, momentum: 0 } });
@@ -107,15 +126,17 @@ describe('Shoal on one agent equals tfjs model.fit', () => {
       const shoal = await loadLayersModel(join(exported.dir, 'model.json'));
 
       const reference = await loadLayersModel(files[name].model);
+      // Keras would keep the nested model the file marks frozen frozen; tfjs's loader does not read it.
+      if (name === 'zoo') reference.getLayer('frozen_block').trainable = false;
       // The resnet's head is a softmax: Keras's loss on probabilities. The LSTM's is linear: Shoal reads
       // it as logits (no softmax of its own), which tfjs spells as softmax cross-entropy.
       const classes = (reference.outputs[0].shape as number[])[1];
       const fromLogits = (yTrue: tf.Tensor, yPred: tf.Tensor) => tf.losses.softmaxCrossEntropy(yTrue, yPred);
-      reference.compile({ optimizer: tf.train.sgd(0.05), loss: name === 'resnet' ? 'sparseCategoricalCrossentropy' : fromLogits });
+      reference.compile({ optimizer: tf.train.sgd(0.05), loss: name === 'lstm' ? fromLogits : 'sparseCategoricalCrossentropy' });
       const data = readLayersModel(files[name].model); // topology untouched by the export:
       expect(JSON.stringify(readLayersModel(join(exported.dir, 'model.json')).topology)).toBe(JSON.stringify(data.topology));
       const { x, y: labels } = npyTensors(files[name].data, K * plan.globalBatch);
-      const y = name === 'resnet' ? labels : tf.oneHot(tf.cast(tf.reshape(labels, [-1]), 'int32'), classes);
+      const y = name === 'lstm' ? tf.oneHot(tf.cast(tf.reshape(labels, [-1]), 'int32'), classes) : labels;
       await reference.fit(x, y, { batchSize: plan.globalBatch, epochs: 1, shuffle: false, verbose: 0 });
       for (const w of reference.weights) {
         const theirs = w.read().dataSync() as Float32Array;

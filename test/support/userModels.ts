@@ -105,6 +105,49 @@ export async function attentionBlock(): Promise<tfl.LayersModel> {
   }
 }
 
+/**
+ * Many layer kinds in one chain: padding, depthwise and separable convolutions, pooling both ways, a
+ * transposed convolution, up-sampling, cropping, reshape, permute, TimeDistributed(Dense), a
+ * Conv1D, GRU, SimpleRNN, a nested Sequential (frozen in the saved file: see freezeNested) and LeakyReLU.
+ */
+export function layerZoo(): tfl.LayersModel {
+  const L = tfl.layers;
+  const input = tfl.input({ shape: [8, 8, 3], name: 'img' });
+  const chain = [
+    L.zeroPadding2d({ padding: 1, name: 'pad' }),
+    L.depthwiseConv2d({ kernelSize: 3, depthMultiplier: 2, name: 'depthwise' }),
+    L.separableConv2d({ filters: 4, kernelSize: 3, padding: 'same', activation: 'relu', name: 'separable' }),
+    L.maxPooling2d({ poolSize: 2, name: 'maxpool' }),
+    L.conv2dTranspose({ filters: 3, kernelSize: 2, strides: 2, name: 'deconv' }),
+    L.upSampling2d({ size: [2, 2], name: 'up' }),
+    L.cropping2D({ cropping: [[4, 4], [4, 4]], name: 'crop' }),
+    L.averagePooling2d({ poolSize: 2, name: 'avgpool' }),
+    L.reshape({ targetShape: [16, 3], name: 'reshape' }),
+    L.permute({ dims: [2, 1], name: 'permute' }),
+    L.timeDistributed({ layer: L.dense({ units: 5, activation: 'elu' }), name: 'td' }),
+    L.conv1d({ filters: 4, kernelSize: 2, padding: 'same', name: 'conv1d' }),
+    L.gru({ units: 4, returnSequences: true, name: 'gru' }),
+    L.simpleRNN({ units: 3, name: 'rnn' }),
+    tfl.sequential({ name: 'frozen_block', layers: [L.dense({ units: 3, inputShape: [3], name: 'frozen_dense' })] }),
+    L.leakyReLU({ alpha: 0.2, name: 'leaky' }),
+    L.dense({ units: 2, activation: 'softmax', name: 'zoo_out' }),
+  ];
+  const out = chain.reduce((x: tfl.SymbolicTensor, layer) => layer.apply(x) as tfl.SymbolicTensor, input);
+  return tfl.model({ inputs: input, outputs: out, name: 'layer_zoo' });
+}
+
+/**
+ * Mark a nested model frozen in a saved model.json the way Keras writes it ("trainable": false on the
+ * nested model's config), which tfjs's own save does not.
+ */
+export function freezeNested(modelJson: string, name: string): void {
+  const doc = JSON.parse(readFileSync(modelJson, 'utf8')) as { modelTopology: { config: { layers: Array<{ name?: string; config: Record<string, unknown> }> } } };
+  const layer = doc.modelTopology.config.layers.find((l) => (l.name ?? l.config.name) === name);
+  if (!layer) throw new Error(`No nested model "${name}" in ${modelJson}.`);
+  layer.config.trainable = false;
+  writeFileSync(modelJson, JSON.stringify(doc));
+}
+
 /** Deterministic data of a model's shapes as .npy files: float inputs, integer tokens/labels, float targets. */
 export function writeNpyData(dir: string, arrays: Record<string, { shape: number[]; kind: 'float' | { classes: number } }>, samples: number, seed = 1): void {
   mkdirSync(dir, { recursive: true });

@@ -37,11 +37,39 @@ export function seededTopology(topology: unknown, seed: number): unknown {
 }
 
 export async function buildLayersModel(topology: unknown, seed: number): Promise<tfl.LayersModel> {
+  let model: tfl.LayersModel;
   try {
-    return await tfl.models.modelFromJSON({ modelTopology: seededTopology(topology, seed) as tf.io.ModelJSON['modelTopology'] });
+    model = await tfl.models.modelFromJSON({ modelTopology: seededTopology(topology, seed) as tf.io.ModelJSON['modelTopology'] });
   } catch (err) {
     throw new Error(`tfjs-layers cannot build this model (${(err as Error).message}). Save it with tfjs (model.save) or convert it with tensorflowjs_converter to a tfjs LayersModel.`);
   }
+  freezeNestedModels(model, topology);
+  return model;
+}
+
+/**
+ * Keras writes `"trainable": false` on a frozen nested model's own config; tfjs-layers reads it for
+ * plain layers but not for a nested model, which would then train. Apply it to every nested model
+ * the file marks frozen (tfjs then reports none of its weights as trainable).
+ */
+function freezeNestedModels(model: tfl.LayersModel, topology: unknown): void {
+  const configOf = (value: unknown): { layers?: unknown[] } | undefined => {
+    let v = value as Record<string, unknown> | undefined;
+    if (v && typeof v === 'object' && 'model_config' in v) v = v.model_config as Record<string, unknown>;
+    return v && typeof v === 'object' && typeof v.config === 'object' ? (v.config as { layers?: unknown[] }) : undefined;
+  };
+  const walk = (scope: tfl.LayersModel, config: { layers?: unknown[] } | undefined) => {
+    for (const entry of config?.layers ?? []) {
+      const layer = entry as { class_name?: string; name?: string; config?: { name?: string; trainable?: unknown; layers?: unknown[] } };
+      const name = layer.name ?? layer.config?.name;
+      if (!name || !Array.isArray(layer.config?.layers)) continue;
+      const nested = scope.getLayer(name);
+      if (!(nested instanceof tfl.LayersModel)) continue;
+      if (layer.config?.trainable === false) nested.trainable = false;
+      walk(nested, layer.config);
+    }
+  };
+  walk(model, configOf(topology));
 }
 
 /**

@@ -3,7 +3,7 @@ import { facts, inputOfRank, onlyInput, product, type LayerFacts } from './commo
 
 type ShapeSpec = Extract<
   LayerSpec,
-  { kind: 'flatten' | 'reshape' | 'permute' | 'activation' | 'zeroPadding2d' | 'cropping1d' | 'upSampling2d' }
+  { kind: 'flatten' | 'reshape' | 'permute' | 'activation' | 'zeroPadding2d' | 'cropping1d' | 'cropping2d' | 'upSampling2d' }
 >;
 
 /** Layers that move or pad data without parameters. Copies count one FLOP per output element. */
@@ -37,6 +37,13 @@ export function shapeFacts(spec: ShapeSpec, inputs: number[][]): LayerFacts {
       const kept = steps - spec.cropping[0] - spec.cropping[1];
       if (kept <= 0) throw new Error(`cropping1d removes ${steps - kept} of ${steps} steps, leaving none.`);
       return facts([kept, c], 0, kept * c);
+    }
+    case 'cropping2d': {
+      const [h, w, c] = inputOfRank('cropping2d', inputs, 3, '[height, width, channels]');
+      const [[top, bottom], [left, right]] = spec.cropping;
+      const out = [h - top - bottom, w - left - right, c];
+      if (out[0] <= 0 || out[1] <= 0) throw new Error(`cropping2d removes more than the ${h}×${w} input has.`);
+      return facts(out, 0, product(out));
     }
     case 'upSampling2d': {
       const [h, w, c] = inputOfRank('upSampling2d', inputs, 3, '[height, width, channels]');

@@ -85,17 +85,25 @@ export function globalPoolSpec(op: 'max' | 'avg', rank: 1 | 2, config: Json): La
   return { kind: 'globalPool', op, rank };
 }
 
-/** ZeroPadding2D's padding: n, [rows, cols], or [[top, bottom], [left, right]]. */
-export function zeroPaddingSpec(config: Json): LayerSpec {
+/** ZeroPadding2D's padding and Cropping2D's cropping: n, [rows, cols], or [[top, bottom], [left, right]]. */
+function sides2d(config: Json, key: string): [[number, number], [number, number]] {
   requireChannelsLast(config);
-  const value = read(config, 'padding') ?? 1;
+  const value = read(config, key) ?? (key === 'padding' ? 1 : 0);
   const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
   const side = (v: unknown): [number, number] | undefined => (isInt(v) ? [v, v] : Array.isArray(v) && v.length === 2 && v.every(isInt) ? [v[0], v[1]] : undefined);
-  if (isInt(value)) return { kind: 'zeroPadding2d', padding: [[value, value], [value, value]] };
+  if (isInt(value)) return [[value, value], [value, value]];
   const rows = Array.isArray(value) && value.length === 2 ? side(value[0]) : undefined;
   const cols = Array.isArray(value) && value.length === 2 ? side(value[1]) : undefined;
-  if (!rows || !cols) throw new ConfigError(`"padding" should be n, [rows, cols] or [[top, bottom], [left, right]], got ${JSON.stringify(value)}.`);
-  return { kind: 'zeroPadding2d', padding: [rows, cols] };
+  if (!rows || !cols) throw new ConfigError(`"${key}" should be n, [rows, cols] or [[top, bottom], [left, right]], got ${JSON.stringify(value)}.`);
+  return [rows, cols];
+}
+
+export function zeroPaddingSpec(config: Json): LayerSpec {
+  return { kind: 'zeroPadding2d', padding: sides2d(config, 'padding') };
+}
+
+export function croppingSpec(config: Json): LayerSpec {
+  return { kind: 'cropping2d', cropping: sides2d(config, 'cropping') };
 }
 
 export function upSamplingSpec(config: Json): LayerSpec {

@@ -1,6 +1,6 @@
 import type { Activation, LayerSpec, RecurrentSpec } from '../layerSpec.js';
 import { activationName, bool, choice, ConfigError, int, isObject, num, read, type Json } from './configValues.js';
-import { convSpec, depthwiseSpec, globalPoolSpec, poolSpec, separableSpec, transposeSpec, upSamplingSpec, zeroPaddingSpec } from './kerasConvLayers.js';
+import { convSpec, croppingSpec, depthwiseSpec, globalPoolSpec, poolSpec, separableSpec, transposeSpec, upSamplingSpec, zeroPaddingSpec } from './kerasConvLayers.js';
 
 /** Keras axes count the batch dimension; Shoal's shapes do not. Negative axes mean the same in both. */
 const withoutBatch = (axis: number) => (axis > 0 ? axis - 1 : axis);
@@ -154,6 +154,8 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
       return zeroPaddingSpec(config);
     case 'UpSampling2D':
       return upSamplingSpec(config);
+    case 'Cropping2D':
+      return croppingSpec(config);
     case 'Cropping1D': {
       const value = read(config, 'cropping') ?? 1;
       const pair = typeof value === 'number' ? [value, value] : value;
