@@ -4,7 +4,6 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import type { PeerAddress, PeerMesh } from '../comm/peerMesh.js';
 import { ProcessGroup } from '../comm/processGroup.js';
 import { openDataset } from '../data/openDataset.js';
-import { buildGraphStage } from '../exec/graph/buildGraphStage.js';
 import type { GraphStage } from '../exec/graph/graphStage.js';
 import { defaultTraining, type TrainingSetup } from '../../engine/protocol/trainingSetup.js';
 import { GradientSync } from '../exec/gradientSync.js';
@@ -49,7 +48,10 @@ export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<S
   let tensorGroup: TensorGroup | null = null;
   let graphStage: GraphStage | null = null;
   if (setup.model.source) {
-    // The user's own model: any graph, executed with tfjs-layers' layers (exec/graph/).
+    // The user's own model: any graph, executed with tfjs-layers' layers (exec/graph/). Loaded only
+    // here: evaluating tfjs-layers costs every agent process about 0.3 s at start, which a built-in
+    // model's agents (and a job growing by them) need not pay.
+    const { buildGraphStage } = await import('../exec/graph/buildGraphStage.js');
     graphStage = await buildGraphStage(setup.model, plan, me.stage, training.losses);
     module = graphStage;
   } else if (stage.tensorParallel > 1) {
