@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
 import type { ModelGraph } from '../../engine/model/graph.js';
+import { runResume } from '../../engine/node/commands/resume.js';
 import { exportWeights } from '../../engine/node/export/exportWeights.js';
 import { LocalJob } from '../../engine/node/jobs/localJob.js';
 import { loadModel } from '../../engine/node/modelRef.js';
@@ -43,11 +44,11 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function train(name: string, plan: Plan, agents: number, tag: string): Promise<string> {
+async function train(name: string, plan: Plan, agents: number, tag: string, steps = K): Promise<string> {
   const model = loadModel(files[name].model);
   const training = trainingSetupFrom({ data: files[name].data }, model, plan.seed);
   const runDir = join(root, `${name}-${tag}`);
-  const job = new LocalJob({ model, plan, training, agents, steps: K, runDir, profile: false, onEvent: () => {} });
+  const job = new LocalJob({ model, plan, training, agents, steps, runDir, profile: false, onEvent: () => {} });
   await job.start();
   await job.exited();
   return runDir;
@@ -99,6 +100,20 @@ describe('a user model trains the same under every synchronous plan', () => {
       }, 240_000);
     }
   }
+});
+
+describe('checkpoints of a user model', () => {
+  it('shoal resume continues a run to the weights of an uninterrupted one, batch-norm statistics and momentum included', async () => {
+    const model = loadModel(files.resnet.model);
+    const plan = planFor(model, 'pp2-dp1', {});
+    const whole = readParams(join(await train('resnet', plan, 2, 'whole'), 'checkpoints'));
+    const half = await train('resnet', plan, 2, 'half', K / 2);
+    // The run's data and losses come back from its job.json; the model from the checkpoint's path.
+    await runResume([half, '--steps', String(K), '--cluster', 'local:2']);
+    const resumed = readParams(join(half, 'checkpoints'));
+    expect([...resumed.keys()].sort()).toEqual([...whole.keys()].sort());
+    for (const [weight, values] of whole) expect(maxRelativeError(resumed.get(weight)!, values), weight).toBeLessThan(1e-5);
+  }, 240_000);
 });
 
 describe('frozen layers', () => {
