@@ -4,7 +4,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import * as tfl from '@tensorflow/tfjs-layers';
+// The ES module build, as the agents load it (see agents/exec/graph/layersModel.ts).
+import * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
+import { MultiHeadAttention } from '../../agents/exec/graph/multiHeadAttention.js';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeNpy } from '../../engine/wire/data/npy.js';
@@ -88,21 +90,13 @@ export function twoInTwoOut(): tfl.LayersModel {
  * no other model here uses.
  */
 export async function attentionBlock(): Promise<tfl.LayersModel> {
-  const registry = tf.serialization.SerializationMap.getMap().classNameMap;
-  const before = { ...registry };
-  try {
-    const esm = await import('@tensorflow/tfjs-layers/dist/index.js');
-    const { MultiHeadAttention } = await import('../../agents/exec/graph/multiHeadAttention.js');
-    const input = esm.input({ shape: [4, 6], name: 'seq' });
-    const attention = new MultiHeadAttention({ numHeads: 2, keyDim: 3, name: 'mha' }).apply(input, { value: input }) as tfl.SymbolicTensor;
-    const residual = esm.layers.add({ name: 'residual' }).apply([input, attention]) as tfl.SymbolicTensor;
-    const norm = esm.layers.layerNormalization({ name: 'norm' }).apply(residual) as tfl.SymbolicTensor;
-    const flat = esm.layers.flatten({ name: 'flat' }).apply(norm) as tfl.SymbolicTensor;
-    const out = esm.layers.dense({ units: 2, name: 'out' }).apply(flat) as tfl.SymbolicTensor;
-    return esm.model({ inputs: input, outputs: out, name: 'attention_block' });
-  } finally {
-    Object.assign(registry, before);
-  }
+  const input = tfl.input({ shape: [4, 6], name: 'seq' });
+  const attention = new MultiHeadAttention({ numHeads: 2, keyDim: 3, name: 'mha' }).apply(input, { value: input }) as tfl.SymbolicTensor;
+  const residual = tfl.layers.add({ name: 'residual' }).apply([input, attention]) as tfl.SymbolicTensor;
+  const norm = tfl.layers.layerNormalization({ name: 'norm' }).apply(residual) as tfl.SymbolicTensor;
+  const flat = tfl.layers.flatten({ name: 'flat' }).apply(norm) as tfl.SymbolicTensor;
+  const out = tfl.layers.dense({ units: 2, name: 'out' }).apply(flat) as tfl.SymbolicTensor;
+  return tfl.model({ inputs: input, outputs: out, name: 'attention_block' });
 }
 
 /**

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type * as tfl from '@tensorflow/tfjs-layers';
+import type * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
 
 /**
  * Moving statistics of BatchNormalization that do not depend on the plan. tfjs-layers updates them in

@@ -2,7 +2,9 @@ import * as tf from '@tensorflow/tfjs-core';
 // tfjs-layers calls tensor methods (x.flatten(), …) that only the full tfjs bundle registers.
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
-import * as tfl from '@tensorflow/tfjs-layers';
+// The ES module build, which the agent bundle resolves to anyway: tsx and vitest would otherwise load
+// the package's CommonJS build beside the ES modules multiHeadAttention.ts imports — two registries.
+import * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
 // Keras's MultiHeadAttention, trainable and serialisable (registered in place of tfjs 4.22's).
 import './multiHeadAttention.js';
 import { mixSeeds } from '../../../engine/util/prng.js';
