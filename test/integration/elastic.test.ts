@@ -108,12 +108,15 @@ describe('elastic data parallelism with virtual nodes', () => {
   it('grows from 2 to 4 agents without a restart, keeping step, optimizer state and data order', async () => {
     const small: Plan = { ...presetPlan(model, 'pp1-dp2', { optimizer: sgd }), virtualNodes: { total: 8 } };
     let asked = false;
+    // Two agents must start and join before the job's last step: asked early, with every agent taking
+    // three times as long per pass (sleeping, so the added ones start as fast), the join never races
+    // the end of a 12-step job on a fast or a busy machine. Speeds are equal: no re-balance to wait for.
     const { events, params } = await run('grow', small, 2, (e, job) => {
-      if (!asked && e.type === 'step' && e.step === 3) {
+      if (!asked && e.type === 'step' && e.step === 1) {
         asked = true;
         job.resize({ add: 2 }).catch((err) => console.error(err));
       }
-    });
+    }, { agentSlowdowns: [3, 3, 3, 3], rebalance: false });
     expect(events.at(-1)?.type).toBe('final');
     expectEveryStepOnce(events);
     const changes = generations(events);
