@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { Activation, LayerNode } from '../../engine/model/graph.js';
+import type { LayerNode } from '../../engine/model/graph.js';
 import { glorotUniform } from './init.js';
 
 /** A trainable tensor of a layer, named `<layerId>/<kernel|bias>`. */
@@ -7,12 +7,6 @@ export interface ParamSpec {
   name: string;
   shape: number[];
   init: Float32Array;
-}
-
-function activate(x: tf.Tensor, activation: Activation): tf.Tensor {
-  if (activation === 'relu') return tf.relu(x);
-  if (activation === 'softmax') return tf.softmax(x);
-  return x;
 }
 
 /** The parameters a layer owns, with their deterministic initial values. */
@@ -46,11 +40,13 @@ export function applyLayer(layer: LayerNode, x: tf.Tensor, params: tf.Tensor[]):
   switch (spec.kind) {
     case 'input':
       return x;
+    // tfjs's fused kernels (product, bias and ReLU in one pass, and one fused gradient), as tfjs-layers' Dense and Conv2D use.
     case 'dense':
-      return activate(tf.add(tf.matMul(x as tf.Tensor2D, params[0] as tf.Tensor2D), params[1]), spec.activation);
+      if (spec.activation === 'softmax') return tf.softmax(tf.fused.matMul({ a: x as tf.Tensor2D, b: params[0] as tf.Tensor2D, bias: params[1] }));
+      return tf.fused.matMul({ a: x as tf.Tensor2D, b: params[0] as tf.Tensor2D, bias: params[1], activation: spec.activation });
     case 'conv2d': {
-      const y = tf.conv2d(x as tf.Tensor4D, params[0] as tf.Tensor4D, spec.strides, spec.padding);
-      return activate(tf.add(y, params[1]), spec.activation);
+      const conv = { x: x as tf.Tensor4D, filter: params[0] as tf.Tensor4D, strides: spec.strides, pad: spec.padding, bias: params[1] };
+      return spec.activation === 'softmax' ? tf.softmax(tf.fused.conv2d(conv)) : tf.fused.conv2d({ ...conv, activation: spec.activation });
     }
     case 'maxPool2d':
       return tf.maxPool(x as tf.Tensor4D, spec.poolSize, spec.strides, 'valid');

@@ -23,10 +23,13 @@ export class StepGradients {
 
   /**
    * For the step's last backward pass: hands each final gradient to its bucket (a tensor-parallel
-   * shard sums batch-split ones over its group first). Absent when overlap is turned off.
+   * shard sums batch-split ones over its group first). Absent when overlap is turned off, or when there
+   * is no communication to overlap (one replica, no shards): the stage then runs its faster one-tape
+   * backward.
    */
   get onFinal(): FinalGradient | undefined {
     if (!this.ctx.overlapGradients) return undefined;
+    if (this.ctx.dataParallelGroup.length <= 1 && !this.ctx.tensorGroup) return undefined;
     return (k, grad) => {
       this.handed.add(k);
       this.sync.gradReady(k, grad);
