@@ -38,6 +38,8 @@ export interface StageExecutor {
    * tensor-parallel shard sums some over its group first); rejects if that failed. Absent: at once.
    */
   handedOver?(): Promise<void>;
+  /** After every update: project constrained weights (Keras's weight constraints). Absent: none. */
+  applyConstraints?(): void;
   /** Activations kept for backward passes still to come (for memory accounting). */
   keptTensors(): tf.Tensor[];
   dispose(): void;

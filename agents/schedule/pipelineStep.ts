@@ -126,6 +126,7 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
   // Summation over the stage's devices and the update, as one event: GradientSync interleaves them.
   const bytes = module.params.reduce((n, p) => n + p.size * 4, 0);
   const { allReduceMs } = await timeline.timeAsync('allreduce', () => gradients.finish(step), { bytes });
+  module.applyConstraints?.();
   await updateBatchNormStatistics(ctx, step);
   return { loss, computeMs, allReduceMs };
 }

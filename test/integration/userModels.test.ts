@@ -15,7 +15,7 @@ import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { openNpy } from '../../engine/wire/data/npy.js';
 import { readCheckpoint } from '../../agents/coordinator/checkpointFile.js';
 import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
-import { attentionBlock, biLstmClassifier, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { attentionBlock, biLstmClassifier, constrainedMlp, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
@@ -40,6 +40,7 @@ beforeAll(async () => {
   await make('two', twoInTwoOut(), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } });
   await make('attention', await attentionBlock(), { x: { shape: [4, 6], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
   await make('zoo', layerZoo(), { x: { shape: [8, 8, 3], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
+  await make('constrained', constrainedMlp(), { x: { shape: [6], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } });
   freezeNested(files.zoo.model, 'frozen_block');
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -163,6 +164,43 @@ describe('Shoal on one agent equals tfjs model.fit', () => {
       expect(maxRelativeError((shoal.predict(probe) as tf.Tensor).dataSync() as Float32Array, (reference.predict(probe) as tf.Tensor).dataSync() as Float32Array)).toBeLessThan(1e-4);
     }, 240_000);
   }
+});
+
+describe('weight constraints', () => {
+  it('max-norm, unit-norm and non-negative constraints project the weights after every update, as Keras does, on a pipeline', async () => {
+    const model = loadModel(files.constrained.model);
+    const lr = 0.5;
+    const plan = parsePlan({ ...planFor(model, 'pp2-dp1', {}), shuffle: false, optimizer: { kind: 'sgd', learningRate: lr, momentum: 0 } });
+    const runDir = await train('constrained', plan, 2, 'constraints');
+    const shoal = await loadLayersModel(join(exportWeights(runDir, join(runDir, 'export')).dir, 'model.json'));
+
+    // Keras's rule, written out: one SGD step per batch (tfjs's trainOnBatch), then each constrained weight projected.
+    const { x, y } = npyTensors(files.constrained.data, K * plan.globalBatch);
+    const keras = async (project: boolean) => {
+      const reference = await loadLayersModel(files.constrained.model);
+      reference.compile({ optimizer: tf.train.sgd(lr), loss: 'sparseCategoricalCrossentropy' });
+      for (let s = 0; s < K; s++) {
+        const rows = (t: tf.Tensor) => t.slice(s * plan.globalBatch, plan.globalBatch);
+        await reference.trainOnBatch(rows(x), rows(y));
+        if (project) for (const w of reference.weights) if (w.constraint) w.write(w.constraint.apply(w.read()));
+      }
+      return reference;
+    };
+    const reference = await keras(true);
+    const unconstrained = await keras(false);
+    let bites = 0;
+    for (const w of reference.weights) {
+      const theirs = w.read().dataSync() as Float32Array;
+      const ours = shoal.weights.find((v) => v.originalName === w.originalName)!.read().dataSync() as Float32Array;
+      expect(maxRelativeError(ours, theirs), w.originalName).toBeLessThan(1e-4);
+      const free = unconstrained.weights.find((v) => v.originalName === w.originalName)!.read().dataSync() as Float32Array;
+      if (maxRelativeError(free, theirs) > 1e-2) bites++;
+    }
+    // The constraints changed the result (else this test could not tell them applied from ignored).
+    expect(bites).toBeGreaterThanOrEqual(2);
+    const hiddenNorms = tf.tidy(() => tf.sqrt(tf.sum(tf.square(shoal.getLayer('hidden').getWeights()[0]), 0)).dataSync());
+    expect(Math.max(...hiddenNorms)).toBeLessThanOrEqual(0.4 + 1e-6);
+  }, 240_000);
 });
 
 /** The first `n` samples of x.npy and y.npy as tensors (the data Shoal read, in file order). */

@@ -134,6 +134,14 @@ export function layerZoo(): tfl.LayersModel {
  * Mark a nested model frozen in a saved model.json the way Keras writes it ("trainable": false on the
  * nested model's config), which tfjs's own save does not.
  */
+/** An MLP whose weights carry Keras constraints: max-norm kernels and a non-negative bias. */
+export function constrainedMlp(): tfl.LayersModel {
+  const input = tfl.input({ shape: [6], name: 'features' });
+  const hidden = tfl.layers.dense({ units: 8, activation: 'relu', kernelConstraint: tfl.constraints.maxNorm({ maxValue: 0.4, axis: 0 }), name: 'hidden' }).apply(input);
+  const out = tfl.layers.dense({ units: 3, activation: 'softmax', kernelConstraint: tfl.constraints.unitNorm({ axis: 0 }), biasConstraint: tfl.constraints.nonNeg(), name: 'probs' }).apply(hidden);
+  return tfl.model({ inputs: input, outputs: out as tfl.SymbolicTensor, name: 'constrained' });
+}
+
 export function freezeNested(modelJson: string, name: string): void {
   const doc = JSON.parse(readFileSync(modelJson, 'utf8')) as { modelTopology: { config: { layers: Array<{ name?: string; config: Record<string, unknown> }> } } };
   const layer = doc.modelTopology.config.layers.find((l) => (l.name ?? l.config.name) === name);

@@ -10,7 +10,7 @@ import type { ShardedParamSpec } from '../tensorParallel/shardedParams.js';
 import { GradientAccumulator } from '../gradientAccumulator.js';
 import { BatchNormStatistics } from './batchNormStatistics.js';
 import { dropoutMask, type PassRows } from './dropoutMask.js';
-import { layerOfNode, namedWeights } from './layersModel.js';
+import { layerOfNode, namedWeights, type WeightConstraint } from './layersModel.js';
 import { packColumns, unpackColumns } from './packing.js';
 
 /** Layer classes whose randomness Shoal draws itself (dropoutMask), by the axes one draw covers. */
@@ -61,6 +61,7 @@ export class GraphStage implements StageExecutor {
   /** Rows (samples) of the next pass, for the dropout masks. */
   private pass: PassRows | null = null;
   private readonly passes = new Map<tf.Tensor, PassRows | null>();
+  private readonly constraints: Array<{ variable: tf.Variable; constraint: WeightConstraint }> = [];
 
   constructor(private readonly options: GraphStageOptions) {
     const { graph, model, layers, cuts, stage } = options;
@@ -84,13 +85,23 @@ export class GraphStage implements StageExecutor {
     this.gradients = new GradientAccumulator(this.params);
     for (const { layer } of this.nodes) {
       if (layer.getClassName() === 'BatchNormalization') this.batchNorm.track(layer);
-      for (const { name, variable } of namedWeights(layer, true)) {
+      for (const { name, variable, constraint } of namedWeights(layer, true)) {
         if (seen.has(variable)) continue;
         seen.add(variable);
+        if (constraint) this.constraints.push({ variable, constraint });
         this.params.push(variable);
         this.paramSpecs.push({ name, shape: variable.shape, init: new Float32Array(0), sum: 'replicated' });
       }
     }
+  }
+
+  /**
+   * Project every constrained weight after an update, as Keras does after each optimizer step (tfjs's
+   * own fit does not: Shoal follows Keras). Every replica holds the whole updated weight by then, so
+   * the projection is the same everywhere, whatever the plan.
+   */
+  applyConstraints(): void {
+    for (const { variable, constraint } of this.constraints) tf.tidy(() => variable.assign(constraint.apply(variable)));
   }
 
   /** Weights without gradients this stage holds (batch-norm statistics, frozen layers), by manifest name. */

@@ -93,9 +93,14 @@ export function layerOfNode(model: tfl.LayersModel, id: string): tfl.layers.Laye
 }
 
 /** A layer's weights with the names tfjs writes in a weights manifest (`<layer>/<weight>`). */
-export function namedWeights(layer: tfl.layers.Layer, trainable: boolean): Array<{ name: string; variable: tf.Variable }> {
+export function namedWeights(layer: tfl.layers.Layer, trainable: boolean): Array<{ name: string; variable: tf.Variable; constraint: WeightConstraint | null }> {
   const weights = trainable ? layer.trainableWeights : layer.nonTrainableWeights;
-  return weights.map((w) => ({ name: w.originalName, variable: (w as unknown as { read(): tf.Variable }).read() }));
+  return weights.map((w) => ({ name: w.originalName, variable: (w as unknown as { read(): tf.Variable }).read(), constraint: w.constraint ?? null }));
+}
+
+/** A layer weight's constraint (Keras's `kernel_constraint`, …): a projection applied after every update. */
+export interface WeightConstraint {
+  apply(w: tf.Tensor): tf.Tensor;
 }
 
 /** Set weights by manifest name (pretrained weights, or a checkpoint); returns the names not found. */
