@@ -1,4 +1,4 @@
-import { ReceiveTimeout } from './connection.js';
+import { ReceiveTimeout } from '../../engine/wire/connection.js';
 import type { ProcessGroup } from './processGroup.js';
 
 /**

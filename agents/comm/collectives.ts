@@ -1,6 +1,6 @@
 import { addInto, byteView, chunkBounds, SegmentLayout, segmentsFor } from './chunking.js';
 import { runCollective, type CollectiveCall } from './collectiveCall.js';
-import { bytesToFloats } from './frame.js';
+import { bytesToFloats } from '../../engine/wire/frame.js';
 import { pipelinedRing, RING_DEFAULTS } from './pipelinedRing.js';
 import type { ProcessGroup } from './processGroup.js';
 

@@ -1,6 +1,6 @@
 import type { Server } from 'node:net';
-import type { Connection } from './connection.js';
-import { connectAuthenticated, listenAuthenticated } from './handshake.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import { connectAuthenticated, listenAuthenticated } from '../../engine/wire/handshake.js';
 
 export interface PeerAddress {
   rank: number;

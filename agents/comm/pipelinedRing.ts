@@ -1,6 +1,6 @@
 import { byteView, SegmentLayout, segmentsFor } from './chunking.js';
 import type { CollectiveCall } from './collectiveCall.js';
-import { bytesToFloats } from './frame.js';
+import { bytesToFloats } from '../../engine/wire/frame.js';
 import { acquireArena, collectiveArray, homeArena, releaseArena, SumArena } from './sumArena.js';
 
 export interface RingOptions {

@@ -1,4 +1,4 @@
-import type { Connection } from './connection.js';
+import type { Connection } from '../../engine/wire/connection.js';
 
 /** How long a collective waits for any one message before it gives up and says where it is stuck. */
 export const DEFAULT_COLLECTIVE_TIMEOUT_MS = 120_000;

@@ -1,5 +1,5 @@
 import { allReduce } from './collectives.js';
-import type { Connection } from './connection.js';
+import type { Connection } from '../../engine/wire/connection.js';
 import { ProcessGroup, type ProcessGroupOptions } from './processGroup.js';
 
 /**

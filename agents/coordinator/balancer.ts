@@ -2,7 +2,7 @@ import type { Placement } from '../../engine/plan/placement.js';
 import { proportionalVirtualNodes } from '../../engine/plan/elastic.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import { virtualNodeTotal, virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
-import type { Message } from '../comm/frame.js';
+import type { Message } from '../../engine/wire/frame.js';
 
 /** Observed steps before a first judgement, and between two changes: speeds need a few samples. */
 const SETTLE_STEPS = 3;

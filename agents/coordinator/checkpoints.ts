@@ -1,20 +1,12 @@
-import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Plan } from '../../engine/plan/plan.js';
-import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from './checkpointFile.js';
+import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from '../../engine/wire/checkpointFile.js';
+import { checkpointFilesIn, checkpointName } from '../../engine/wire/checkpointFolder.js';
 import type { JobState } from './jobState.js';
 
 /** Checkpoints kept in a folder; older ones are removed once a newer one is safely on disk. */
 const KEEP = 3;
-
-export const checkpointName = (step: number) => `step-${String(step).padStart(7, '0')}.ckpt`;
-
-/** The newest checkpoint in a folder, or null when there is none (or no folder). */
-export function latestCheckpointIn(dir: string): string | null {
-  if (!existsSync(dir)) return null;
-  const files = readdirSync(dir).filter((f) => /^step-\d+\.ckpt$/.test(f)).sort();
-  return files.length ? join(dir, files[files.length - 1]) : null;
-}
 
 /** Write a job state as a checkpoint, atomically; older ones beyond the newest KEEP are removed. Returns the file and its size. */
 export function saveCheckpoint(dir: string, state: JobState, meta: { jobId: string; plan: Plan; model: string; step: number }): { file: string; bytes: number } {
@@ -32,7 +24,7 @@ export function saveCheckpoint(dir: string, state: JobState, meta: { jobId: stri
   mkdirSync(dir, { recursive: true });
   const file = join(dir, checkpointName(meta.step));
   const bytes = writeCheckpoint(file, header, state.body);
-  const old = readdirSync(dir).filter((f) => /^step-\d+\.ckpt$/.test(f)).sort();
+  const old = checkpointFilesIn(dir);
   for (const f of old.slice(0, Math.max(0, old.length - KEEP))) rmSync(join(dir, f), { force: true });
   return { file, bytes };
 }

@@ -1,8 +1,8 @@
 import type { Server } from 'node:net';
 import type { ModelGraph } from '../../engine/model/graph.js';
 import { parsePlan } from '../../engine/plan/plan.js';
-import type { Connection } from '../comm/connection.js';
-import { listenAuthenticated, type Hello } from '../comm/handshake.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import { listenAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 import { EventLog } from './eventLog.js';
 import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';

@@ -1,6 +1,6 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import type { Connection } from '../comm/connection.js';
+import type { Connection } from '../../engine/wire/connection.js';
 
 /**
  * The job's history as the coordinator saw it, fanned out to every attached studio. A studio that

@@ -1,6 +1,6 @@
 import { placements, type Placement } from '../../engine/plan/placement.js';
 import type { Plan } from '../../engine/plan/plan.js';
-import type { Message } from '../comm/frame.js';
+import type { Message } from '../../engine/wire/frame.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
 import { describeMember, type Member, type Membership } from './membership.js';
 

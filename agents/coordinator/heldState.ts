@@ -1,5 +1,5 @@
 import type { Plan } from '../../engine/plan/plan.js';
-import type { Message } from '../comm/frame.js';
+import type { Message } from '../../engine/wire/frame.js';
 import type { StateSource } from '../runtime/stateShare.js';
 import type { Member } from './membership.js';
 

@@ -1,7 +1,7 @@
 import type { Plan } from '../../engine/plan/plan.js';
 import { placeSlice } from '../exec/tensorParallel/shardedParams.js';
-import { bytesToFloats, type Message } from '../comm/frame.js';
-import type { CheckpointTensor } from './checkpointFile.js';
+import { bytesToFloats, type Message } from '../../engine/wire/frame.js';
+import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 
 /**
  * A job's model state in the coordinator's memory, in the checkpoint's layout: whole tensors by name

@@ -5,7 +5,7 @@ import { alignEvents, clockOffset, type ClockSample } from '../../engine/protoco
 import type { TimelineJobEvent } from '../../engine/protocol/events.js';
 import type { AllReduceMeasurement, JobProfile, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
-import type { Message } from '../comm/frame.js';
+import type { Message } from '../../engine/wire/frame.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
 import type { TrainingContext } from './trainingLoop.js';
 

@@ -1,6 +1,6 @@
-import type { Connection } from '../comm/connection.js';
-import type { Message } from '../comm/frame.js';
-import type { Hello } from '../comm/handshake.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import type { Message } from '../../engine/wire/frame.js';
+import type { Hello } from '../../engine/wire/handshake.js';
 
 /** An agent process that joined the job, whatever rank it holds in the current generation. */
 export interface Member {

@@ -3,7 +3,7 @@ import type { ModelGraph } from '../../engine/model/graph.js';
 import { replan } from '../../engine/plan/elastic.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { latestCheckpointIn } from './checkpoints.js';
+import { latestCheckpointIn } from '../../engine/wire/checkpointFolder.js';
 
 /**
  * A deployed job's coordinator runs under the start script's supervisor loop

@@ -1,8 +1,8 @@
 import { hostname } from 'node:os';
 import { selectBackend } from '../backend/selectBackend.js';
-import type { Connection } from '../comm/connection.js';
-import { bytesToFloats, floatsToBytes, type Message } from '../comm/frame.js';
-import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import { bytesToFloats, floatsToBytes, type Message } from '../../engine/wire/frame.js';
+import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import { PeerMesh } from '../comm/peerMesh.js';
 import { createAsyncState, runAsyncPipeline, type AsyncState } from '../schedule/asyncPipeline.js';
 import { runPipelineStep } from '../schedule/pipelineStep.js';

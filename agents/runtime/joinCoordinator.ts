@@ -1,5 +1,5 @@
-import type { Connection } from '../comm/connection.js';
-import { connectAuthenticated, type Hello } from '../comm/handshake.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import { connectAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 
 /** An agent that lost its coordinator exits with this code to be started again by its supervisor. */
 export const REJOIN_EXIT_CODE = 75;

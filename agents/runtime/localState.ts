@@ -1,4 +1,4 @@
-import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
+import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import type { StageContext } from './stageContext.js';
 
 export interface LocalState {

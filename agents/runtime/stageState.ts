@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
+import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import { placeSlice, sliceAxis, type ShardedParamSpec } from '../exec/tensorParallel/shardedParams.js';
 import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import type { StageContext } from './stageContext.js';

@@ -1,7 +1,7 @@
-import type { Connection } from '../comm/connection.js';
-import { connectAuthenticated } from '../comm/handshake.js';
-import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
-import type { CheckpointTensor } from '../coordinator/checkpointFile.js';
+import type { Connection } from '../../engine/wire/connection.js';
+import { connectAuthenticated } from '../../engine/wire/handshake.js';
+import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
+import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import type { StageSnapshot } from './stageState.js';
 
 /**

@@ -3,7 +3,7 @@ import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import { microBatchSize } from '../../engine/plan/placement.js';
 import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js';
 import { oneFOneBOrder } from '../../engine/sim/scheduleOrder.js';
-import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
+import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import { ringAllReduce } from '../comm/ringAllReduce.js';
 import { flatten, unflatten } from '../exec/stageModule.js';
 import type { StageContext } from '../runtime/stageContext.js';

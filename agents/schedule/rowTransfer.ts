@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { bytesToFloats, floatsToBytes } from '../comm/frame.js';
+import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
 import type { RowPiece } from './stageBoundary.js';
 

@@ -1,4 +1,4 @@
-import { readCheckpoint } from '../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint } from '../../engine/wire/checkpointFile.js';
 import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
 
 /** The parameters (not optimizer slots) of the newest checkpoint in a run's checkpoints folder: name → values. */

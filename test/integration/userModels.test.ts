@@ -13,7 +13,7 @@ import { parsePlan, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { openNpy } from '../../engine/wire/data/npy.js';
-import { readCheckpoint } from '../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint } from '../../engine/wire/checkpointFile.js';
 import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
 import { attentionBlock, biLstmClassifier, constrainedMlp, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';

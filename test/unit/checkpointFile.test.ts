@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from '../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from '../../engine/wire/checkpointFile.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'shoal-ckpt-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

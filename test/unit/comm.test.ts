@@ -1,8 +1,8 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Connection, ReceiveTimeout } from '../../agents/comm/connection.js';
-import { encodeFrame, FrameDecoder, bytesToFloats, floatsToBytes } from '../../agents/comm/frame.js';
-import { connectAuthenticated, listenAuthenticated } from '../../agents/comm/handshake.js';
+import { Connection, ReceiveTimeout } from '../../engine/wire/connection.js';
+import { encodeFrame, FrameDecoder, bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
+import { connectAuthenticated, listenAuthenticated } from '../../engine/wire/handshake.js';
 import { PeerMesh } from '../../agents/comm/peerMesh.js';
 import { ringAllReduce } from '../../agents/comm/ringAllReduce.js';
 

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeCheckpoint, type CheckpointTensor } from '../../agents/coordinator/checkpointFile.js';
+import { writeCheckpoint, type CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import { gatherBatch, loadMnist } from '../../agents/data/mnist.js';
 import { StageModule } from '../../agents/exec/stageModule.js';
 import { kerasTopology } from '../../engine/model/export/kerasTopology.js';

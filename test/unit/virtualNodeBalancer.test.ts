@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { VirtualNodeBalancer } from '../../agents/coordinator/balancer.js';
-import type { Message } from '../../agents/comm/frame.js';
+import type { Message } from '../../engine/wire/frame.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { placements } from '../../engine/plan/placement.js';
 import type { Plan } from '../../engine/plan/plan.js';

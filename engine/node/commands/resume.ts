@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { readCheckpoint } from '../../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint } from '../../wire/checkpointFile.js';
 import { parseClusterName } from '../../cluster/cluster.js';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';

@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { readCheckpoint, type CheckpointHeader } from '../../../agents/coordinator/checkpointFile.js';
+import { readCheckpoint, type CheckpointHeader } from '../../wire/checkpointFile.js';
 import { kerasTopology } from '../../model/export/kerasTopology.js';
 import { zooModel } from '../../model/zoo.js';
 import { readLayersModel, writeLayersModel } from '../../wire/layersModelFile.js';

@@ -1,5 +1,5 @@
 import { JobEventSchema, type JobEvent } from '../../protocol/events.js';
-import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import { connectAuthenticated } from '../../wire/handshake.js';
 import type { Launcher } from '../deploy/launcher.js';
 import type { DeployRecord } from './deployRecord.js';
 

@@ -1,4 +1,4 @@
-import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import { connectAuthenticated } from '../../wire/handshake.js';
 import type { JobEvent } from '../../protocol/events.js';
 
 export interface ResizeRequest {

@@ -11,7 +11,7 @@ import { validatePlan } from '../../plan/validate.js';
 import { executionSupport } from '../../plan/executionSupport.js';
 import { localClusterSpec } from '../../cluster/cluster.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
-import { connectAuthenticated } from '../../../agents/comm/handshake.js';
+import { connectAuthenticated } from '../../wire/handshake.js';
 import { teamAfterRestart } from '../../../agents/coordinator/restart.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';

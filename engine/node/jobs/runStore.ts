@@ -1,4 +1,4 @@
-import { latestCheckpointIn } from '../../../agents/coordinator/checkpoints.js';
+import { latestCheckpointIn } from '../../wire/checkpointFolder.js';
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
