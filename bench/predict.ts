@@ -19,7 +19,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_BUCKET_BYTES as RUNTIME_BUCKET_BYTES } from '../agents/exec/gradientBuckets.js';
+import { GRADIENT_BUCKET_BYTES as RUNTIME_BUCKET_BYTES } from '../engine/plan/runtimeConstants.js';
 import { localClusterSpec } from '../engine/cluster/cluster.js';
 import { calibrate, fitStepOverhead } from '../engine/cost/calibrate.js';
 import { costOfPlan } from '../engine/cost/costOfPlan.js';

@@ -7,9 +7,7 @@
  * still computing. The cut depends only on the parameter sizes and the byte budget, so every member of
  * a data-parallel group forms the very same buckets.
  */
-
-/** The default budget: large enough that per-message costs are small, small enough to overlap. */
-export const DEFAULT_BUCKET_BYTES = 4 << 20;
+import { GRADIENT_BUCKET_BYTES } from '../../engine/plan/runtimeConstants.js';
 
 export interface Bucket {
   /** Parameters [first, end) of the stage, in parameter order. */
@@ -26,7 +24,7 @@ export interface Bucket {
  * the last parameter to the first and closing a bucket once it reaches the budget. Buckets are
  * returned in the order they complete during the backward pass (the last parameters' bucket first).
  */
-export function planBuckets(sizes: readonly number[], bucketBytes = DEFAULT_BUCKET_BYTES): Bucket[] {
+export function planBuckets(sizes: readonly number[], bucketBytes = GRADIENT_BUCKET_BYTES): Bucket[] {
   if (!Number.isInteger(bucketBytes) || bucketBytes < 0) {
     throw new Error(`Gradient bucket size must be a whole number of bytes, 0 or more (0: one bucket); got ${bucketBytes}.`);
   }

@@ -6,7 +6,8 @@ import { ringArray } from '../comm/pipelinedRing.js';
 import type { ProcessGroup } from '../comm/processGroup.js';
 import { clipScale, scaleGradients, sumOfSquares } from './clipping.js';
 import { CommClock } from './commClock.js';
-import { bucketOfParameter, DEFAULT_BUCKET_BYTES, overlaps, planBuckets, type Bucket } from './gradientBuckets.js';
+import { GRADIENT_BUCKET_BYTES } from '../../engine/plan/runtimeConstants.js';
+import { bucketOfParameter, overlaps, planBuckets, type Bucket } from './gradientBuckets.js';
 import { createOptimizer, type Optimizer, type OptimizerMemo, type OptimizerState } from './optimizer.js';
 import { ShardedOptimizer } from './zeroOptimizer.js';
 
@@ -100,7 +101,7 @@ export class GradientSync {
   constructor(options: GradientSyncOptions) {
     const parsed = SettingsSchema.safeParse({
       zero: options.zero,
-      bucketBytes: options.bucketBytes ?? DEFAULT_BUCKET_BYTES,
+      bucketBytes: options.bucketBytes ?? GRADIENT_BUCKET_BYTES,
       clipNorm: options.clip?.norm,
       tagPrefix: options.tagPrefix ?? 'grads',
     });

@@ -7,8 +7,6 @@ import { measuredLink } from './deviceSpeed.js';
 import type { CostOptions } from './planCost.js';
 import type { StageFacts } from './stageFacts.js';
 
-/** Gradients are all-reduced in buckets of this size while the backward pass runs (PyTorch DDP's default). */
-export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20;
 export interface CostContext {
   plan: Plan;
   model: ModelGraph;

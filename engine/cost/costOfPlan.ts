@@ -5,13 +5,14 @@ import type { Plan } from '../plan/plan.js';
 import { virtualNodesPerReplica } from '../plan/virtualNodes.js';
 import { simulatePipeline, type StageCost } from '../sim/simulatePipeline.js';
 import { p2pSeconds, ringAllGatherSeconds, ringAllReduceSeconds } from './collectives.js';
-import { DEFAULT_BUCKET_BYTES, dataParallelRing, devicesOfReplica, link, ringLink, type CostContext } from './costContext.js';
+import { dataParallelRing, devicesOfReplica, link, ringLink, type CostContext } from './costContext.js';
 import { deviceFlops } from './deviceSpeed.js';
 import { deviceMemory } from './deviceMemory.js';
 import { stepTraffic } from './linkTraffic.js';
 import type { TimelineEvent } from '../protocol/timeline.js';
 import type { CostOptions, PlanCost } from './planCost.js';
 import { stageFacts, type GroupCollective, type StageFacts } from './stageFacts.js';
+import { GRADIENT_BUCKET_BYTES } from '../plan/runtimeConstants.js';
 
 /**
  * The optimizer update is elementwise and memory-bound: ~10 FLOPs per parameter for Adam run at a few
@@ -62,7 +63,7 @@ function stageCost(ctx: CostContext, s: number, r: number, shared = 1): StageCos
   };
   // ZeRO-3 also gathers every parameter for the forward and again for the backward pass.
   const allReduce = ringSeconds(f.batchSplitParams * ctx.bytesPerElement, stageRing) + ringSeconds((f.params - f.batchSplitParams) * ctx.bytesPerElement, shardRing);
-  const bucket = ctx.options.allReduceBucketBytes ?? DEFAULT_BUCKET_BYTES;
+  const bucket = ctx.options.allReduceBucketBytes ?? GRADIENT_BUCKET_BYTES;
   const allReduceOverlap = bucket > 0 && gradientBytes > 0 ? Math.max(0, 1 - bucket / gradientBytes) : 0;
   const deviceModel = ctx.cluster.devices[devices[0]].model;
   const measuredUpdate = ctx.options.profile?.optimizerMsPerParam?.[deviceModel];

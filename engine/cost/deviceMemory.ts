@@ -1,8 +1,9 @@
 import { optimizerSlots } from '../plan/optimizerOptions.js';
 import type { Placement } from '../plan/placement.js';
-import { DEFAULT_BUCKET_BYTES, type CostContext } from './costContext.js';
+import type { CostContext } from './costContext.js';
 import type { DeviceCost } from './planCost.js';
 import { zeroModelStateBytes, type OptimizerKind } from './zeroMemory.js';
+import { GRADIENT_BUCKET_BYTES } from '../plan/runtimeConstants.js';
 
 /**
  * Micro-batches whose activations a stage holds at once: GPipe keeps all m of a virtual node until the
@@ -24,7 +25,7 @@ export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
   // With recomputation only each micro-batch's stage input is kept, plus one micro-batch's activations
   // rebuilt during its backward pass.
   const activations = plan.recompute ? (f.liveInBytes * held + f.activationBytes) * b * scale : f.activationBytes * b * held * scale;
-  const bucket = ctx.options.allReduceBucketBytes ?? DEFAULT_BUCKET_BYTES;
+  const bucket = ctx.options.allReduceBucketBytes ?? GRADIENT_BUCKET_BYTES;
   const gradientBytes = f.params * bytesPerElement;
   const buffers = 2 * b * (f.liveInBytes + f.liveOutBytes) * scale + (stage.dataParallel > 1 ? 2 * Math.min(bucket || gradientBytes, gradientBytes) : 0);
   const total = parameters + state.gradients + state.optimizer + activations + buffers;

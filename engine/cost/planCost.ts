@@ -108,7 +108,7 @@ export interface CostOptions {
   profile?: CostProfile;
   /** Bytes per element of weights, gradients and activations; tfjs trains in float32. */
   bytesPerElement?: number;
-  /** Hide gradient all-reduce behind the backward pass in buckets of this many bytes (0 = no overlap). */
+  /** Hide gradient all-reduce behind the backward pass in buckets of this many bytes (0 = no overlap; default: the agents' GRADIENT_BUCKET_BYTES). */
   allReduceBucketBytes?: number;
   /** Compute at fp16/bf16 tensor-core speed and keep mixed-precision state (for sizing GPU clusters). */
   precision?: 'fp32' | 'mixed';

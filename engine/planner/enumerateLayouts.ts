@@ -68,7 +68,10 @@ function virtualNodeChoices(ctx: LayoutContext, groups: number[][], d: number, t
   if (speeds.every((s) => s === speeds[0])) return choices;
   for (const g of [2, 4, 8]) {
     const total = d * g;
-    if (ctx.globalBatch % total === 0) choices.push({ total, perReplica: apportion(total, speeds) });
+    if (ctx.globalBatch % total !== 0) continue;
+    const perReplica = apportion(total, speeds);
+    // An even share (too few virtual nodes to tell the speeds apart) is plain data parallelism again.
+    if (perReplica.some((v) => v !== perReplica[0])) choices.push({ total, perReplica });
   }
   return choices;
 }

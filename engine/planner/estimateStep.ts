@@ -1,6 +1,6 @@
 import type { ClusterSpec } from '../cluster/spec.js';
 import { p2pSeconds, ringAllGatherSeconds, ringAllReduceSeconds } from '../cost/collectives.js';
-import { DEFAULT_BUCKET_BYTES, link, ringLink, type CostContext } from '../cost/costContext.js';
+import { link, ringLink, type CostContext } from '../cost/costContext.js';
 import { deviceMemory } from '../cost/deviceMemory.js';
 import type { CostOptions } from '../cost/planCost.js';
 import { stageFacts, type GroupCollective, type StageFacts } from '../cost/stageFacts.js';
@@ -11,6 +11,7 @@ import { virtualNodesPerReplica } from '../plan/virtualNodes.js';
 import { simulatePipeline, type StageCost } from '../sim/simulatePipeline.js';
 import type { DeviceView } from './deviceOrder.js';
 import type { Layout } from './layout.js';
+import { GRADIENT_BUCKET_BYTES } from '../plan/runtimeConstants.js';
 
 export interface Estimate {
   stepMs: number;
@@ -134,7 +135,7 @@ export class StepEstimator {
     const ring = (bytes: number, n: number, { alpha, beta }: AlphaBeta) =>
       ringAllReduceSeconds(bytes, n, alpha, beta) + (ctx.plan.zero >= 3 ? 2 * ringAllGatherSeconds(bytes, n, alpha, beta) : 0);
     const seconds = ring(f.batchSplitParams * this.bytesPerElement, rings.allSize, rings.all) + ring((f.params - f.batchSplitParams) * this.bytesPerElement, rings.shardSize, rings.shard);
-    const bucket = this.options.allReduceBucketBytes ?? DEFAULT_BUCKET_BYTES;
+    const bucket = this.options.allReduceBucketBytes ?? GRADIENT_BUCKET_BYTES;
     const gradientBytes = f.params * this.bytesPerElement;
     return { ms: seconds * 1000, overlap: bucket > 0 && gradientBytes > 0 ? Math.max(0, 1 - bucket / gradientBytes) : 0 };
   }

@@ -1,8 +1,7 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { localClusterSpec } from '../../cluster/cluster.js';
-import { calibrate } from '../../cost/calibrate.js';
-import { costOfPlan } from '../../cost/costOfPlan.js';
+import { predictPlan } from '../../cost/predictPlan.js';
 import { loadModel } from '../modelRef.js';
 import type { Plan } from '../../plan/plan.js';
 import { JobEventSchema, type JobEvent, type JobState } from '../../protocol/events.js';
@@ -11,8 +10,6 @@ import { RunIdSchema, type RunDetail, type RunSummary } from '../../protocol/run
 import { ownerAlive, readControlFile } from './controlFile.js';
 import { runsRoot, type RunRecord } from './runStore.js';
 
-/** The agents' gradient bucket size (agents/exec/gradientBuckets.ts), which the cost model prices the overlap with. */
-const RUNTIME_BUCKET_BYTES = 4 << 20;
 export const EVENTS_FILE = 'events.jsonl';
 
 /** The folder of run `id` under the runs root; the id is checked so that it cannot name anything else. */
@@ -142,12 +139,11 @@ function predictions(dir: string, record: RunRecord): { predictedStepMs?: number
   try {
     const model = loadModel(record.model);
     const cluster = localClusterSpec(Math.max(record.agents, 1));
-    const options = { allReduceBucketBytes: RUNTIME_BUCKET_BYTES };
-    const predictedStepMs = costOfPlan(record.plan, model, cluster, options).stepMs;
     const profileFile = join(dir, 'profile.json');
-    if (!existsSync(profileFile)) return { predictedStepMs };
-    const profile = JobProfileSchema.parse(JSON.parse(readFileSync(profileFile, 'utf8')));
-    return { predictedStepMs, calibratedStepMs: costOfPlan(record.plan, model, cluster, { ...options, profile: calibrate(profile, cluster) }).stepMs };
+    const profile = existsSync(profileFile) ? JobProfileSchema.parse(JSON.parse(readFileSync(profileFile, 'utf8'))) : undefined;
+    // The same pricing as the plan editor and the Monitor (engine/cost/predictPlan.ts).
+    const { cost, calibrated } = predictPlan(record.plan, model, cluster, profile);
+    return calibrated ? { predictedStepMs: cost.stepMs, calibratedStepMs: calibrated.stepMs } : { predictedStepMs: cost.stepMs };
   } catch {
     // A model or plan the cost model cannot price (an older format): show the measurements alone.
     return {};

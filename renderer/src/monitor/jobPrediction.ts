@@ -1,5 +1,4 @@
-import { calibrate } from '../../../engine/cost/calibrate';
-import { costOfPlan } from '../../../engine/cost/costOfPlan';
+import { predictPlan } from '../../../engine/cost/predictPlan';
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { Plan } from '../../../engine/plan/plan';
 import type { JobProfile } from '../../../engine/protocol/profile';
@@ -21,16 +20,10 @@ export function predictJob(plan: Plan, model: ModelGraph, agents: number, profil
   if (plan.model !== model.name) return undefined;
   const cluster = clusterSpec('local', Math.max(1, agents));
   try {
-    if (profile) {
-      const cost = costOfPlan(plan, model, cluster, { profile: calibrate(profile, cluster) });
-      return { timeline: cost.timeline, stepMs: cost.stepMs, calibrated: true };
-    }
-  } catch {
-    // A profile the cost model cannot use (e.g. of another plan): datasheet speeds below.
-  }
-  try {
-    const cost = costOfPlan(plan, model, cluster);
-    return { timeline: cost.timeline, stepMs: cost.stepMs, calibrated: false };
+    // A profile the cost model cannot use (e.g. of another plan) leaves the datasheet speeds.
+    const { cost, calibrated } = predictPlan(plan, model, cluster, profile);
+    const shown = calibrated ?? cost;
+    return { timeline: shown.timeline, stepMs: shown.stepMs, calibrated: !!calibrated };
   } catch {
     return undefined;
   }

@@ -6,7 +6,7 @@ import { agentsNeeded } from '../../../engine/plan/plan';
 import type { Plan } from '../../../engine/plan/plan';
 import { validatePlan } from '../../../engine/plan/validate';
 import { executionSupport } from '../../../engine/plan/executionSupport';
-import { costOfPlan } from '../../../engine/cost/costOfPlan';
+import { predictPlan } from '../../../engine/cost/predictPlan';
 import type { PlanCost } from '../../../engine/cost/planCost';
 import { useEditor } from '../editor/editorStore';
 import { formatBytes } from '../format';
@@ -81,7 +81,7 @@ export function derivePlan(model: ModelGraph | undefined, plan: Plan | undefined
   const pricing = pricedOnAgents ? clusterSpec('local', pricedOnAgents) : cluster;
   // Price only what validation accepts: the cost model assumes a well-formed plan.
   const priceable = pricing === cluster ? !hasErrors(diagnostics.filter((d) => !EXECUTION_CODES.has(d.code))) : !hasErrors(validatePlan(plan, model, pricing));
-  const cost = priceable ? costOfPlan(plan, model, pricing) : undefined;
+  const cost = priceable ? predictPlan(plan, model, pricing).cost : undefined;
   if (cost) diagnostics.push(...memoryFindings(cost));
   const state: PlanState = { plan, diagnostics, stageOf: stageMap(plan), cost, cluster, pricedOnAgents: cost ? pricedOnAgents : undefined, byStage: new Map(), byLayer: new Map(), byField: new Map() };
   for (const d of diagnostics) {
