@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'renderer/dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', '.shoal-tmp/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'renderer/dist/**', 'node_modules/**', 'test-results/**', 'playwright-report/**', '.shoal-tmp/**', 'bench/results/**', '.proto/**'] },
   ...tseslint.configs.recommended,
   {
     rules: {

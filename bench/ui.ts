@@ -24,6 +24,8 @@ import type { Page } from '@playwright/test';
 import { syntheticKerasModel } from './lib/syntheticKeras.js';
 import { report, type Column } from './lib/report.js';
 import { args, numberFlag as flag } from './lib/args.js';
+// The type of window.__shoalBench (a global augmentation; nothing is imported at run time).
+import type {} from '../renderer/src/bench/benchHook.js';
 
 const LAYERS = flag('layers', 1000);
 const POINTS = flag('points', 100_000);

@@ -56,11 +56,20 @@ function kernelBytes(): Uint8Array<ArrayBuffer> {
 
 type Kernel = (out: number, a: number, b: number, bytes: number) => void;
 
-let compiled: WebAssembly.Module | null | undefined;
-function simdModule(): WebAssembly.Module | null {
+/** The part of the WebAssembly API used here (Node has it; its types come with the DOM lib, which Node-side code does not load). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array<ArrayBuffer>) => WasmModule;
+  Memory: new (size: { initial: number; maximum: number }) => { buffer: ArrayBuffer };
+  Instance: new (module: WasmModule, imports: object) => { exports: Record<string, unknown> };
+}
+type WasmModule = { readonly wasmModule: unique symbol };
+const wasm = (globalThis as unknown as { WebAssembly?: WasmApi }).WebAssembly;
+
+let compiled: WasmModule | null | undefined;
+function simdModule(): WasmModule | null {
   if (compiled === undefined) {
     try {
-      compiled = typeof WebAssembly === 'object' ? new WebAssembly.Module(kernelBytes()) : null;
+      compiled = wasm ? new wasm.Module(kernelBytes()) : null;
     } catch {
       compiled = null; // no wasm SIMD here: add in JavaScript
     }
@@ -105,8 +114,8 @@ export class SumArena {
     const pages = Math.max(1, Math.ceil((this.scratchStart + bytes + aligned(BLOCK)) / PAGE));
     if (module) {
       // A fixed size, never grown: growing would detach the buffer under views being sent.
-      const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-      this.kernel = new WebAssembly.Instance(module, { e: { m: memory } }).exports.add as Kernel;
+      const memory = new wasm!.Memory({ initial: pages, maximum: pages });
+      this.kernel = new wasm!.Instance(module, { e: { m: memory } }).exports.add as Kernel;
       this.buffer = memory.buffer;
     } else {
       this.kernel = null;
