@@ -1,0 +1,21 @@
+import type { z } from 'zod';
+
+/**
+ * Check a received frame header against its schema. A header that does not fit gets an error naming
+ * the message type, the sender and the field — the sign of a peer from another Shoal version or a
+ * bug — instead of a crash deep in the code that would have read it. Payloads are never parsed.
+ */
+export function parseHeader<S extends z.ZodType>(schema: S, header: unknown, from: string): z.infer<S> {
+  const result = schema.safeParse(header);
+  if (result.success) return result.data;
+  const type = typeof header === 'object' && header !== null && typeof (header as { type?: unknown }).type === 'string' ? (header as { type: string }).type : '(no type)';
+  throw new Error(`Unreadable "${type}" message from ${from}: ${describeIssues(result.error.issues)}.`);
+}
+
+/** "field `step`: expected number, received string; …" for the first few issues. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => (i.path.length ? `field \`${i.path.map(String).join('.')}\`: ${i.message}` : i.message))
+    .join('; ');
+}
