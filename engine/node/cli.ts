@@ -3,7 +3,7 @@ import { zooEntries } from '../model/zoo.js';
 import { fail } from './commands/fail.js';
 import { RESIZE_USAGE, runResizeCommand } from './commands/resize.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
-import { runClusterCommand } from './hosts/clusterCommand.js';
+import { runClusterCommand } from './commands/cluster.js';
 import { runSuggest } from './commands/suggest.js';
 import { runAttachCommand } from './commands/attach.js';
 import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';

@@ -6,7 +6,7 @@ import type { ClusterLinkProfile } from '../../engine/cluster/linkProfile.js';
 import { withMeasuredLinks } from '../../engine/cluster/measuredLinks.js';
 import { parseClusterSpec } from '../../engine/cluster/parseClusterSpec.js';
 import { linkBetween } from '../../engine/cluster/topology.js';
-import { runClusterCommand } from '../../engine/node/hosts/clusterCommand.js';
+import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import { clusterProfileFile, loadClusterProfile } from '../../engine/node/hosts/clusterProfile.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';

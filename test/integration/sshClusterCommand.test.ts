@@ -2,7 +2,7 @@ import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
-import { runClusterCommand } from '../../engine/node/hosts/clusterCommand.js';
+import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import type { SshCluster } from '../../engine/node/hosts/clusterStore.js';
 import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd } from '../support/sshd.js';
 import { runCommand } from '../support/commandRun.js';

@@ -1,4 +1,4 @@
-import type { CommandIo } from '../../engine/node/hosts/clusterCommand.js';
+import type { CommandIo } from '../../engine/node/commands/commandIo.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
 import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
 

@@ -1,5 +1,5 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Connection, ReceiveTimeout } from '../../engine/wire/connection.js';
 import { encodeFrame, FrameDecoder, bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import { connectAuthenticated, listenAuthenticated } from '../../engine/wire/handshake.js';
@@ -72,8 +72,7 @@ describe('authenticated connections', () => {
     const refused: string[] = [];
     const { port } = await listen('right', refused);
     await expect(connectAuthenticated('127.0.0.1', port, 'wrong', {})).rejects.toThrow(/refused the job secret/);
-    await new Promise((r) => setTimeout(r, 50));
-    expect(refused).toHaveLength(1);
+    await vi.waitFor(() => expect(refused).toHaveLength(1));
     expect(refused[0]).toMatch(/^127\.0\.0\.1:\d+: wrong job secret$/);
   });
 

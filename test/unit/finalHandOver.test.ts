@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PeerMesh } from '../../agents/comm/peerMesh.js';
 import { ProcessGroup } from '../../agents/comm/processGroup.js';
 import { FinalHandOver } from '../../agents/exec/tensorParallel/finalHandOver.js';
@@ -68,10 +68,12 @@ describe('final gradients of a tensor-parallel shard go to the data-parallel buc
       const before = tf.memory().numTensors;
       handOver.add([tf.tensor1d([1, 2]), tf.tensor1d([3, 4]), tf.tensor1d([5, 6])], [0, 1, 2]);
       await expect(handOver.done()).rejects.toThrow(/all-reduce/);
-      await new Promise((r) => setTimeout(r, 50));
+      // Every tensor is let go once every sum has settled: wait for that, then one more turn of the
+      // event loop, at the end of which Node has reported any rejection left unhandled.
+      await vi.waitFor(() => expect(tf.memory().numTensors).toBe(before));
+      await new Promise((r) => setImmediate(r));
       expect(unhandled).toEqual([]);
       expect(handed).toEqual([]);
-      expect(tf.memory().numTensors).toBe(before);
     } finally {
       process.off('unhandledRejection', onUnhandled);
     }

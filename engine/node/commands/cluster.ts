@@ -2,27 +2,14 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
-import { expandHome } from './configDir.js';
-import { clusterProfileFile, loadClusterProfile } from './clusterProfile.js';
-import { clustersFile, loadClusters, saveClusterHosts } from './clusterStore.js';
+import { expandHome } from '../hosts/configDir.js';
+import { clusterProfileFile, loadClusterProfile } from '../hosts/clusterProfile.js';
+import { clustersFile, loadClusters, saveClusterHosts } from '../hosts/clusterStore.js';
+import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from '../hosts/host.js';
+import { linkReport } from '../hosts/linkReport.js';
+import { importSshConfig } from '../hosts/sshConfigImport.js';
 import { runClusterTest } from './clusterTest.js';
-import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from './host.js';
-import { linkReport } from './linkReport.js';
-import { importSshConfig } from './sshConfigImport.js';
-
-/** Where the command writes; tests pass their own to read what the user would see. */
-export interface CommandIo {
-  out(text: string): void;
-  err(text: string): void;
-  /** Whether questions can be asked (a terminal on stdin). */
-  interactive: boolean;
-}
-
-const processIo: CommandIo = {
-  out: (t) => process.stdout.write(t),
-  err: (t) => process.stderr.write(t),
-  interactive: Boolean(process.stdin.isTTY),
-};
+import { processIo, type CommandIo } from './commandIo.js';
 
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…

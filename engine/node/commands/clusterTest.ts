@@ -1,10 +1,10 @@
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
-import type { CommandIo } from './clusterCommand.js';
-import type { SshCluster } from './clusterStore.js';
+import type { SshCluster } from '../hosts/clusterStore.js';
+import { linkReport } from '../hosts/linkReport.js';
+import { surveyAfterPreflight } from '../hosts/surveyAfterPreflight.js';
+import type { SurveyEvent } from '../hosts/surveyLinks.js';
+import type { CommandIo } from './commandIo.js';
 import { connectPrompts } from './connectPrompts.js';
-import { linkReport } from './linkReport.js';
-import { surveyAfterPreflight } from './surveyAfterPreflight.js';
-import type { SurveyEvent } from './surveyLinks.js';
 
 const MARK: Record<PreflightEvent['status'] | SurveyEvent['status'], string> = { running: '…', ok: 'ok', warn: 'WARN', fail: 'FAIL', skipped: 'skip', progress: '…' };
 

@@ -1,5 +1,5 @@
 import type { TrustRequest } from '../deploy/ssh/connectHost.js';
-import type { CommandIo } from './clusterCommand.js';
+import type { CommandIo } from './commandIo.js';
 import { askLine, askYesNo } from './ttyPrompt.js';
 
 /**

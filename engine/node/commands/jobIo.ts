@@ -1,6 +1,6 @@
 import type { JobEvent } from '../../protocol/events.js';
 import type { PrepareEvent } from '../deploy/launcher.js';
-import type { CommandIo } from '../hosts/clusterCommand.js';
+import type { CommandIo } from './commandIo.js';
 import { describeEvent } from './eventPrinter.js';
 
 /** Where job commands write: stdout for results (JSON lines with --json), stderr for progress. */

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { TargetJobState } from '../deploy/launcher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
-import type { CommandIo } from '../hosts/clusterCommand.js';
+import type { CommandIo } from './commandIo.js';
 import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';

@@ -1,8 +1,8 @@
 import { parseArgs } from 'node:util';
-import type { CommandIo } from '../hosts/clusterCommand.js';
+import type { CommandIo } from './commandIo.js';
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { connectPrompts } from '../hosts/connectPrompts.js';
+import { connectPrompts } from './connectPrompts.js';
 import { DEPLOY_RECORD, listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { resizeDeployedJob, type HostAgents } from '../jobs/resizeDeployedJob.js';
 import { findRunningJob, resizeRunningJob } from '../jobs/resizeRunningJob.js';

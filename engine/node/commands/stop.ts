@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import type { CommandIo } from '../hosts/clusterCommand.js';
+import type { CommandIo } from './commandIo.js';
 import { findDeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';

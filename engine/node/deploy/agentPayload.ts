@@ -3,14 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { agentBundlePath } from './agentBundle.js';
-import type { Payload } from './uploadPayload.js';
-
-/** One file of what is uploaded to a host, at `relative` under ~/.shoal/agent/<hash>/. */
-export interface PayloadFile {
-  local: string;
-  relative: string;
-  bytes: number;
-}
+import type { Payload, PayloadFile } from './uploadPayload.js';
 
 /**
  * What a host needs to run agents: the bundle, the wasm binaries beside it, and the MNIST digits

@@ -4,8 +4,7 @@ import { dirname, join, relative } from 'node:path';
 import type { ModelGraph } from '../../model/graph.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { readLayersModel } from '../../wire/layersModelFile.js';
-import type { PayloadFile } from './agentPayload.js';
-import type { Payload } from './uploadPayload.js';
+import type { Payload, PayloadFile } from './uploadPayload.js';
 
 /**
  * A deployed job's own files: the user's model file with its weights (`model/`) and a NumPy data

@@ -1,9 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'ssh2';
-import type { PayloadFile } from './agentPayload.js';
 import { runRemote } from './ssh/exec.js';
 import { openSftp } from './ssh/sftp.js';
 import { shQuote } from './shellQuote.js';
+
+/** One file of what is uploaded to a host, at `relative` under ~/.shoal/<kind>/<hash>/. */
+export interface PayloadFile {
+  local: string;
+  relative: string;
+  bytes: number;
+}
 
 /** Files named by a hash of their names and contents: a host keeps one folder per distinct content. */
 export interface Payload {
