@@ -1,4 +1,8 @@
-import { resolve } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { formatOfFileName, type DatasetDescription } from '../data/datasetDescription.js';
+import { parseDatasetDescription } from '../data/validateDataset.js';
+import { isImageFolder } from '../wire/data/imageFolder.js';
 import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
 import { mnistMismatch, modelArrays } from '../data/modelArrays.js';
 import type { ModelGraph } from '../model/graph.js';
@@ -15,6 +19,8 @@ export type OptionValues = Record<string, string | boolean | undefined>;
 export const TRAINING_OPTIONS = {
   data: { type: 'string' },
   'validation-split': { type: 'string' },
+  'label-column': { type: 'string' },
+  'feature-columns': { type: 'string' },
   loss: { type: 'string' },
   optimizer: { type: 'string' },
   momentum: { type: 'string' },
@@ -28,7 +34,7 @@ export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
   const split = values['validation-split'] === undefined ? undefined : Number(values['validation-split']);
   if (split !== undefined && !(split > 0 && split < 1)) throw new Error(`--validation-split must be a fraction between 0 and 1 (exclusive); got ${values['validation-split']}.`);
   if (data === undefined || data === 'mnist') {
-    if (data === undefined && graph.source) throw new Error(`Model ${graph.source.modelFile} needs data: pass --data DIR (a folder of .npy files: x.npy and y.npy, or one <layer>.npy per input and output), --data mnist, or --data synthetic.`);
+    if (data === undefined && graph.source) throw new Error(`Model ${graph.source.modelFile} needs data: pass --data with a folder of .npy files (x.npy and y.npy, or one <layer>.npy per input and output) or of class folders of images, a .csv/.tsv table, a .jsonl file, an .npz, a dataset.json, mnist or synthetic.`);
     return { kind: 'mnist' };
   }
   if (data === 'synthetic' || data.startsWith('synthetic:')) {
@@ -36,7 +42,50 @@ export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
     if (!Number.isInteger(samples) || samples < 1) throw new Error(`--data synthetic:N needs a whole number of samples; got "${data}".`);
     return { kind: 'synthetic', samples, validation: Math.max(1, Math.round(samples / 4)) };
   }
-  return { kind: 'npy', dir: resolve(data), ...(split === undefined ? {} : { validationSplit: split }) };
+  const table = tableColumns(values);
+  const path = resolve(data);
+  const isDir = existsSync(path) && statSync(path).isDirectory();
+  const described = isDir && existsSync(join(path, 'dataset.json')) ? join(path, 'dataset.json') : !isDir && /\.json$/i.test(path) ? path : undefined;
+  if (described) {
+    if (table) throw new Error(`--label-column and --feature-columns go with a .csv/.tsv file; ${described} describes its columns itself (its "inputs" and "outputs").`);
+    return describedDataRef(described, split);
+  }
+  const format = isDir ? (isImageFolder(path) ? 'images' : undefined) : formatOfFileName(path);
+  if (table && format !== 'csv' && format !== 'tsv') throw new Error(`--label-column and --feature-columns go with a .csv or .tsv file; --data ${data} is ${format ? `${format} data` : 'a NumPy folder'}.`);
+  if (format === undefined) {
+    if (!isDir && existsSync(path)) throw new Error(`--data ${data}: Shoal cannot tell this file's format by its name. Use .csv, .tsv, .jsonl, .npz, a dataset.json, or a folder (of .npy files or of class folders of images).`);
+    return { kind: 'npy', dir: path, ...(split === undefined ? {} : { validationSplit: split }) };
+  }
+  const dataset: DatasetDescription = {
+    format,
+    source: path,
+    ...(table?.features ? { inputs: [{ columns: table.features }] } : {}),
+    ...(table?.label ? { outputs: [{ columns: [table.label] }] } : {}),
+    ...(split === undefined ? {} : { validationSplit: split }),
+  };
+  return { kind: 'dataset', dataset };
+}
+
+function tableColumns(values: OptionValues): { label?: string; features?: string[] } | undefined {
+  const label = values['label-column'] === undefined ? undefined : String(values['label-column']).trim();
+  const features = values['feature-columns'] === undefined ? undefined : String(values['feature-columns']).split(',').map((c) => c.trim()).filter((c) => c);
+  if (label === undefined && features === undefined) return undefined;
+  if (label === '') throw new Error('--label-column needs a column name.');
+  if (features && !features.length) throw new Error('--feature-columns needs column names separated by commas, e.g. --feature-columns age,height.');
+  return { ...(label ? { label } : {}), ...(features ? { features } : {}) };
+}
+
+/** A dataset.json: validated, its source resolved against its folder; --validation-split overrides its split. */
+function describedDataRef(file: string, split: number | undefined): DataRef {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`Cannot read dataset description ${file}: ${(err as Error).message}`);
+  }
+  const dataset = parseDatasetDescription(raw, file);
+  const source = dataset.source.startsWith('~/') ? dataset.source : resolve(dirname(file), dataset.source);
+  return { kind: 'dataset', file, dataset: { ...dataset, source, ...(split === undefined ? {} : { validationSplit: split }) } };
 }
 
 /**
