@@ -113,19 +113,25 @@ function halfToFloat(h: Uint16Array): Float32Array {
   return out;
 }
 
-/** Open a `.npy` file and check its header; the data stays on disk until rows are read. */
-export function openNpy(path: string): NpyArray {
+/**
+ * Open a `.npy` file and check its header; the data stays on disk until rows are read. `region` opens
+ * an .npy stored inside another file (an uncompressed .npz member): its byte range and the name to
+ * report it by.
+ */
+export function openNpy(file: string, region?: { start: number; length: number; name: string }): NpyArray {
+  const path = region?.name ?? file;
+  const base = region?.start ?? 0;
   if (endianness() !== 'LE') throw new Error(`${path}: this reader assumes a little-endian host.`);
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = openSync(file, 'r');
   } catch (err) {
-    throw new Error(`Cannot open ${path}: ${(err as Error).message}`);
+    throw new Error(`Cannot open ${file}: ${(err as Error).message}`);
   }
   try {
-    const fileBytes = fstatSync(fd).size;
+    const fileBytes = region?.length ?? fstatSync(fd).size;
     const pre = Buffer.alloc(12);
-    readSync(fd, pre, 0, 12, 0);
+    readSync(fd, pre, 0, 12, base);
     if (pre.toString('latin1', 0, 6) !== MAGIC) {
       const hint = pre.toString('latin1', 0, 2) === 'PK' ? ' It looks like an .npz archive: save each array with np.save instead of np.savez.' : '';
       throw new Error(`${path}: not a NumPy .npy file (it does not start with the \\x93NUMPY magic).${hint} Save arrays with np.save(path, x).`);
@@ -137,7 +143,7 @@ export function openNpy(path: string): NpyArray {
     const dataStart = headerStart + headerLen;
     if (fileBytes < dataStart) throw new Error(`${path}: truncated: the file ends inside its .npy header (${fileBytes} bytes). Copy or np.save it again.`);
     const headerBuf = Buffer.alloc(headerLen);
-    readSync(fd, headerBuf, 0, headerLen, headerStart);
+    readSync(fd, headerBuf, 0, headerLen, base + headerStart);
     const header = headerBuf.toString(major === 3 ? 'utf8' : 'latin1');
     const { descr, fortran, shape } = parseHeader(path, header);
     const kind = dtypeKind(path, descr);
@@ -155,7 +161,7 @@ export function openNpy(path: string): NpyArray {
       throw new Error(`${path}: truncated: the header promises shape ${formatShape(shape)} of '${descr}' (${dataBytes} bytes of data) ` +
         `but the file holds ${fileBytes - dataStart}. Copy it again or np.save it again (was a copy interrupted?).`);
     }
-    return makeArray(path, fd, descr, kind, shape, rowSize, rowBytes, dataStart);
+    return makeArray(path, fd, descr, kind, shape, rowSize, rowBytes, base + dataStart);
   } catch (err) {
     closeSync(fd);
     throw err;

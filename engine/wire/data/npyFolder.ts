@@ -41,7 +41,7 @@ function sameShape(want: readonly number[], found: readonly number[]): boolean {
   return want.length === found.length && want.every((d, i) => d < 0 || d === found[i]);
 }
 
-interface Role { spec: ArraySpec; role: 'input' | 'target'; files: string[] }
+export interface Role { spec: ArraySpec; role: 'input' | 'target'; files: string[] }
 
 export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { validationSplit?: number; seed: number }): NpyDataset {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`NumPy folder ${dir} does not exist or is not a folder. Pass the folder that holds x.npy and y.npy (or one <layer>.npy per model input and output).`);
@@ -156,7 +156,7 @@ export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { val
 }
 
 /** Check one file against the model layer it feeds or is compared with. */
-function checkArray(arr: NpyArray, r: Role, wants: NpyFolderWants): void {
+export function checkArray(arr: NpyArray, r: Role, wants: NpyFolderWants): void {
   const found = arr.shape.slice(1);
   const layer = `model ${r.role} '${r.spec.name}'`;
   if (!sameShape(r.spec.shape, found)) {
@@ -176,7 +176,7 @@ function checkArray(arr: NpyArray, r: Role, wants: NpyFolderWants): void {
 }
 
 /** Min and max over whole files, streamed in fixed-size chunks so memory stays bounded. */
-function scanRange(files: NpyArray[]): { min: number; max: number } {
+export function scanRange(files: NpyArray[]): { min: number; max: number } {
   let min = Infinity, max = -Infinity;
   for (const f of files) {
     const rows = Math.max(1, Math.floor((1 << 16) / Math.max(1, f.rowSize)));
