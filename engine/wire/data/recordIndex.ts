@@ -26,8 +26,8 @@ export interface RecordIndex<S> {
 }
 
 export interface RecordVisitor<S> {
-  /** Called once per record, in file order; `index` counts records (0 = the first, e.g. a header). */
-  record(bytes: Buffer, index: number): void;
+  /** Called once per record, in file order; `index` counts records (0 = the first, e.g. a header), `line` the file's lines (1-based, blank ones included; for CSV a quoted line break starts no new line). */
+  record(bytes: Buffer, index: number, line: number): void;
   finish(): S;
 }
 
@@ -96,14 +96,16 @@ function scan<S>(fd: number, size: number, path: string, quoted: boolean, visito
   let recStart = 0;
   let inQuotes = false;
   let quoteRecord = 0;
+  let line = 0;
   const emit = (start: number, end: number, bytes: Buffer) => {
+    line++;
     if (start === 0 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) { bytes = bytes.subarray(3); start += 3; }
     if (bytes.length && bytes[bytes.length - 1] === 0x0d) { bytes = bytes.subarray(0, -1); end--; }
     if (bytes.every((b) => b === 0x20 || b === 0x09)) return; // blank line
     if (2 * count + 2 > spans.length) { const grown = new Float64Array(spans.length * 2); grown.set(spans); spans = grown; }
     spans[2 * count] = start;
     spans[2 * count + 1] = end;
-    visitor.record(bytes, count++);
+    visitor.record(bytes, count++, line);
   };
   for (let pos = 0; pos < size; ) {
     const n = readSync(fd, buf, 0, Math.min(CHUNK, size - pos), pos);
