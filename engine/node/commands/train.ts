@@ -15,7 +15,7 @@ import { fail } from './fail.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
 
-export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data mnist | synthetic[:N] | DIR] [--validation-split F]
+export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data mnist | synthetic[:N] | DIR | FILE] [--validation-split F]
             [--loss NAME] [--optimizer sgd|momentum|adam|adamw|rmsprop|adagrad] [--lr X] [--momentum M] [--nesterov]
             [--weight-decay W] [--shuffle true|false] [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
             [--epochs E | --steps S] [--batch B] [--micro-batches M] [--seed N] [--schedule gpipe|1f1b|async]
@@ -25,6 +25,10 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
                are the starting point; trainable: false layers stay frozen)
   --data DIR   NumPy files: x.npy and y.npy (one input, one output) or <layer>.npy per input and output
                layer ('/' in a name written '__'); DIR/val/ with the same files is the validation set
+  --data PATH  also: a .csv/.tsv table, a folder of class folders of .png/.jpg images, a .jsonl of token
+               ids, an .npz, or a dataset.json (see the README's "Your data")
+  --label-column NAME    a table's label column (default: the last)
+  --feature-columns a,b  a table's feature columns (default: every other numeric column)
   --validation-split F   without DIR/val/: hold out a seeded random fraction F for validation
   --loss       categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mse, mae
                (default: the model file's training_config, else inferred from the output and its head)
