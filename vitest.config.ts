@@ -1,14 +1,30 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Two projects: `unit` (test/unit: in-process, no built bundles, no real hosts; `npm run test:fast`)
+ * and `integration` (test/integration: real agent processes, real sshd; `npm run test:integration`).
+ * `vitest run` (and `npm test`) runs both, the unit project first. Only the integration project builds
+ * the Node bundles (its global setup) and runs its files one at a time; unit files run in parallel.
+ */
+const timeouts = { testTimeout: 120_000, hookTimeout: 60_000 };
+
 export default defineConfig({
   test: {
-    include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
-    globalSetup: ['test/globalSetup.ts'],
-    // Integration tests start real processes; two cores run them one file at a time.
-    fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 60_000,
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
+    projects: [
+      { test: { ...timeouts, name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          ...timeouts,
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/globalSetup.ts'],
+          // Integration tests start real processes; two cores run them one file at a time.
+          fileParallelism: false,
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
+import { hostHome, removeHomes, studioHome } from '../support/homes';
 import { makeUserKey, startSshd, stopAllSshd, type PrivateSshd } from '../support/sshd';
 import { launchIsolatedStudio } from './isolatedStudio';
 
@@ -10,17 +10,17 @@ import { launchIsolatedStudio } from './isolatedStudio';
  * connection, answer the trust-on-first-use dialog with the fingerprint sshd's key has, see preflight;
  * with two hosts, see the link survey's bandwidth matrix, and see it again when the view reopens.
  */
-const home = mkdtempSync(join(tmpdir(), 'shoal-e2e-home-'));
+const { home, env } = studioHome('clusters');
 /** Disks of the two surveyed hosts (their ~/.shoal receives the agent upload and logs). */
-const hostHomes = ['a', 'b'].map((n) => mkdtempSync(join(tmpdir(), `shoal-e2e-host-${n}-`)));
+const hostHomes = ['a', 'b'].map(hostHome);
 let sshd: PrivateSshd;
 test.afterAll(async () => {
   await stopAllSshd();
-  for (const dir of [home, ...hostHomes]) rmSync(dir, { recursive: true, force: true });
+  removeHomes([home, ...hostHomes]);
 });
 
 /** The browser shell with this spec's own home, config and data folders, and no ssh-agent. */
-const launchStudio = () => launchIsolatedStudio({ HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') });
+const launchStudio = () => launchIsolatedStudio(env);
 
 /** Open the studio once it is connected, and its Cluster view. */
 async function openClustersView(page: Page, url: string): Promise<Locator> {

@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { stepsPerEpoch } from '../../engine/data/dataOrder';
 import { MNIST_TRAIN } from '../../engine/data/mnistSplit';
+import { hostHome as makeHostHome, removeHomes, studioHome } from '../support/homes';
 import { makeUserKey, startSshd, stopAllSshd } from '../support/sshd';
 import { launchIsolatedStudio, type IsolatedStudio } from './isolatedStudio';
 
@@ -12,10 +12,9 @@ import { launchIsolatedStudio, type IsolatedStudio } from './isolatedStudio';
  * cluster), per-host progress rows, the Monitor's charts filling; then the studio is closed and started
  * again — the job went on — and "Jobs on clusters" re-attaches with the whole metric history.
  */
-const home = mkdtempSync(join(tmpdir(), 'shoal-e2e-deploy-'));
+const { home, env } = studioHome('deploy');
 /** The SSH host's own $HOME (its ~/.shoal), apart from the studio's. */
-const hostHome = mkdtempSync(join(tmpdir(), 'shoal-e2e-host-'));
-const env = { HOME: home, SHOAL_CONFIG_DIR: join(home, 'shoal-config'), SSH_AUTH_SOCK: '', SHOAL_DATA_DIR: join(home, 'data') };
+const hostHome = makeHostHome('e2e');
 const EPOCHS = 2;
 const TOTAL_STEPS = Math.round(EPOCHS * stepsPerEpoch(MNIST_TRAIN, 64));
 let studio: IsolatedStudio | undefined;
@@ -23,7 +22,7 @@ let studio: IsolatedStudio | undefined;
 test.afterAll(async () => {
   await studio?.close();
   await stopAllSshd();
-  for (const dir of [home, hostHome]) rmSync(dir, { recursive: true, force: true });
+  removeHomes([home, hostHome]);
 });
 
 const points = (page: Page) => async () => Number(await page.getByTestId('loss-chart').getAttribute('data-points'));

@@ -10,7 +10,8 @@ import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import { clusterProfileFile, loadClusterProfile } from '../../engine/node/hosts/clusterProfile.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
+import { freePort, makeUserKey, stopAllSshd, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome, removeHomes } from '../support/homes.js';
 import { runCommand } from '../support/commandRun.js';
 
 /**

@@ -6,7 +6,8 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
-import { makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
+import { makeUserKey, stopAllSshd, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome, removeHomes } from '../support/homes.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**

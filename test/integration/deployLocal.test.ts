@@ -8,7 +8,7 @@ import { runStopCommand } from '../../engine/node/commands/stop.js';
 import { TFJS_VERSION } from '../../engine/node/deploy/gpuRuntime.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
 import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
-import { useTempHome } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
 import { runCommand as run, jsonLines } from '../support/commandRun.js';
 
 /** The same deploy/attach/stop path with the LocalLauncher: this machine as a one-host cluster. */

@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JobEvent } from '../../engine/protocol/events.js';
@@ -14,7 +13,8 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
+import { freePort, makeUserKey, startSshd, stopAllSshd, type PrivateSshd, type UserKey, hostFor, standInBin, startHostsWithHomes } from '../support/sshd.js';
+import { hostHome, useTempHome, removeHomes } from '../support/homes.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
@@ -276,9 +276,8 @@ describe('shoal deploy over SSH', () => {
 describe('GPU hosts', () => {
   test('nvidia-smi found: the native backend is installed once, and an unreachable registry is a clear error for that host', async () => {
     // A stand-in for nvidia-smi (no GPU here) and a real npm whose registry cannot be reached.
-    const bin = mkdtempSync(join(tmpdir(), 'shoal-gpu-bin-'));
-    writeFileSync(join(bin, 'nvidia-smi'), '#!/bin/sh\necho "NVIDIA H200, 143771 MiB"\n', { mode: 0o755 });
-    const home = mkdtempSync(join(tmpdir(), 'shoal-host-gpu-'));
+    const home = hostHome('gpu');
+    const bin = standInBin(join(home, 'stand-ins'), { gpus: ['NVIDIA H200, 143771 MiB'] });
     writeFileSync(join(home, '.npmrc'), 'registry=http://127.0.0.1:9/\nfetch-retries=0\nfetch-timeout=5000\n');
     const gpu = await startSshd({ address: '127.0.0.5', authorizedKeys: [key.publicKey], home, pathPrefix: [bin] });
     const { SshLauncher } = await import('../../engine/node/deploy/sshLauncher.js');

@@ -7,7 +7,8 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
-import { hostFor, makeUserKey, removeHomes, startHostsWithHomes, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { hostFor, makeUserKey, startHostsWithHomes, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { removeHomes, useTempHome } from '../support/homes.js';
 import { saveLayersModel, tf, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 
 /**

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
 import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import type { SshCluster } from '../../engine/node/hosts/clusterStore.js';
-import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd } from '../support/sshd.js';
+import { freePort, makeUserKey, startHostPair, stopAllSshd, type PrivateSshd } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
 import { runCommand } from '../support/commandRun.js';
 
 /** `shoal cluster add|import|test|list`, called as the CLI will call it, against real sshd servers. */

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
@@ -8,7 +8,8 @@ import { runRemote } from '../../engine/node/deploy/ssh/exec.js';
 import { preflightHost, type PreflightEvent } from '../../engine/node/deploy/ssh/preflight.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, standInBin, startSshd, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
 
 /** Connections, authentication and preflight against a real OpenSSH server on 127.0.0.2. */
 
@@ -80,11 +81,8 @@ describe('connect and preflight', () => {
   });
 
   test('old Node fails with a fix hint; GPUs from nvidia-smi are listed (stand-ins on the PATH of a second host)', async () => {
-    const bin = join(env.home, 'fake-bin');
-    mkdirSync(bin);
     // node --version says 18; anything else runs the real Node, so the port check still binds for real.
-    writeFileSync(join(bin, 'node'), `#!/bin/sh\nif [ "$1" = --version ]; then echo v18.19.0; else exec ${process.execPath} "$@"; fi\n`, { mode: 0o755 });
-    writeFileSync(join(bin, 'nvidia-smi'), '#!/bin/sh\necho "NVIDIA H200, 143771 MiB"\necho "NVIDIA H200, 143771 MiB"\n', { mode: 0o755 });
+    const bin = standInBin(join(env.home, 'fake-bin'), { nodeVersion: 'v18.19.0', gpus: ['NVIDIA H200, 143771 MiB', 'NVIDIA H200, 143771 MiB'] });
     const gpuHost = await startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey], pathPrefix: [bin] });
     const result = await preflightHost(hostWith({ address: gpuHost.address, port: gpuHost.port }), trusting);
     expect(result.ok).toBe(false);

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { connectHost, type TrustRequest } from '../../engine/node/deploy/ssh/connectHost.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
-import { makeUserKey, startHostPair, startSshd, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { makeUserKey, startHostPair, startSshd, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
 
 /** Host key verification against real OpenSSH servers: unknown, trusted, changed, hashed, revoked. */
 

@@ -5,7 +5,8 @@ import { runRemote } from '../../engine/node/deploy/ssh/exec.js';
 import { preflightHosts, type PreflightEvent } from '../../engine/node/deploy/ssh/preflight.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { JumpHop, SshHost } from '../../engine/node/hosts/host.js';
-import { freePort, makeUserKey, startHostPair, stopAllSshd, useTempHome, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { freePort, makeUserKey, startHostPair, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
 
 /** ProxyJump through a second real sshd, and many hosts at once where one is down. */
 

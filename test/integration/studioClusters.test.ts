@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { dispatchCall } from '../../electron/rpcDispatch.js';
 import { createStudioService, type StudioService } from '../../engine/node/api.js';
 import type { ClusterTestStatus } from '../../engine/protocol/clusters.js';
-import { makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, startHostsWithHomes, removeHomes } from '../support/sshd.js';
+import { makeUserKey, stopAllSshd, type PrivateSshd, type UserKey, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome, removeHomes } from '../support/homes.js';
 
 /** The studio's Cluster view API against real sshd servers: add, import, test, trust-on-first-use, link survey. */
 let env: ReturnType<typeof useTempHome>;

@@ -10,7 +10,8 @@ import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { DeployStatus } from '../../engine/protocol/deploy.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { freePort, makeUserKey, stopAllSshd, useTempHome, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes, removeHomes } from '../support/sshd.js';
+import { freePort, makeUserKey, stopAllSshd, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome, removeHomes } from '../support/homes.js';
 import { stopDeployedJobs } from '../support/commandRun.js';
 
 /**

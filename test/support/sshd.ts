@@ -4,6 +4,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { SshHost } from '../../engine/node/hosts/host.js';
+import { hostHome } from './homes.js';
 
 /**
  * Private OpenSSH servers for tests: one `sshd -D` per simulated host on 127.0.0.2, .3 …, each with its
@@ -181,32 +182,6 @@ function safeRead(path: string): string {
   }
 }
 
-/**
- * Point HOME (~/.ssh/config, ~/.ssh/known_hosts, default keys) and Shoal's config directory at a fresh
- * temporary directory and hide any ssh-agent, so tests neither read nor write the real user's files.
- * Returns the home and a function that restores the environment.
- */
-export function useTempHome(): { home: string; configDir: string; restore(): void } {
-  const saved = { HOME: process.env.HOME, SHOAL_CONFIG_DIR: process.env.SHOAL_CONFIG_DIR, SSH_AUTH_SOCK: process.env.SSH_AUTH_SOCK };
-  const home = mkdtempSync(join(tmpdir(), 'shoal-home-'));
-  const configDir = join(home, 'shoal-config');
-  mkdirSync(join(home, '.ssh'), { recursive: true, mode: 0o700 });
-  process.env.HOME = home;
-  process.env.SHOAL_CONFIG_DIR = configDir;
-  delete process.env.SSH_AUTH_SOCK;
-  return {
-    home,
-    configDir,
-    restore() {
-      for (const [k, v] of Object.entries(saved)) {
-        if (v === undefined) delete process.env[k];
-        else process.env[k] = v;
-      }
-      rmSync(home, { recursive: true, force: true });
-    },
-  };
-}
-
 /** Two private servers, on 127.0.0.2 and 127.0.0.3, that accept these keys: the usual pair of "hosts". */
 export function startHostPair(authorizedKeys: string[]): Promise<[PrivateSshd, PrivateSshd]> {
   return Promise.all([startSshd({ address: '127.0.0.2', authorizedKeys }), startSshd({ address: '127.0.0.3', authorizedKeys })]);
@@ -217,13 +192,23 @@ export function startHostPair(authorizedKeys: string[]): Promise<[PrivateSshd, P
  * ~/.shoal: uploads, jobs and logs stay apart). Remove the homes with `removeHomes` after the servers stop.
  */
 export async function startHostsWithHomes(names: string[], authorizedKeys: string[]): Promise<{ servers: PrivateSshd[]; homes: string[] }> {
-  const homes = names.map((n) => mkdtempSync(join(tmpdir(), `shoal-host-${n}-`)));
+  const homes = names.map(hostHome);
   const servers = await Promise.all(homes.map((home, i) => startSshd({ address: `127.0.0.${i + 2}`, authorizedKeys, home })));
   return { servers, homes };
 }
 
-export function removeHomes(homes: string[] | undefined): void {
-  for (const h of homes ?? []) rmSync(h, { recursive: true, force: true });
+/**
+ * A folder of stand-in programs for a simulated host's PATH (startSshd's `pathPrefix`): `nvidia-smi`
+ * printing these GPUs ("name, memory MiB" lines), and a `node` whose --version says `nodeVersion`
+ * (anything else runs the real Node).
+ */
+export function standInBin(dir: string, options: { gpus?: string[]; nodeVersion?: string }): string {
+  mkdirSync(dir, { recursive: true });
+  if (options.gpus) writeFileSync(join(dir, 'nvidia-smi'), `#!/bin/sh\n${options.gpus.map((g) => `echo "${g}"\n`).join('')}`, { mode: 0o755 });
+  if (options.nodeVersion) {
+    writeFileSync(join(dir, 'node'), `#!/bin/sh\nif [ "$1" = --version ]; then echo ${options.nodeVersion}; else exec ${process.execPath} "$@"; fi\n`, { mode: 0o755 });
+  }
+  return dir;
 }
 
 /** A cluster host for a test server, reached with the key at `keyPath` (not ssh-agent), through `jump` when given. */

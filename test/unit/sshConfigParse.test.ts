@@ -1,5 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { fingerprintOf } from '../../engine/node/deploy/ssh/fingerprint.js';
@@ -9,6 +8,7 @@ import { parseProbeOutput } from '../../engine/node/deploy/ssh/preflightProbe.js
 import { parseHostSpec } from '../../engine/node/hosts/host.js';
 import { parseSshConfigFile, splitConfigLine } from '../../engine/node/hosts/sshConfigParse.js';
 import { concreteHostNames, hostFromSshConfig, resolveSshConfig } from '../../engine/node/hosts/sshConfigResolve.js';
+import { useTempHome } from '../support/homes.js';
 
 /**
  * The pure parsers behind the SSH integration tests (ssh config, known_hosts, the preflight probe):
@@ -16,19 +16,14 @@ import { concreteHostNames, hostFromSshConfig, resolveSshConfig } from '../../en
  */
 
 let home: string;
-let savedHome: string | undefined;
+let restoreHome: () => void;
 
 beforeAll(() => {
-  savedHome = process.env.HOME;
-  home = mkdtempSync(join(tmpdir(), 'shoal-sshconfig-'));
-  process.env.HOME = home;
+  ({ home, restore: restoreHome } = useTempHome());
   mkdirSync(join(home, '.ssh', 'conf.d'), { recursive: true });
 });
 
-afterAll(() => {
-  process.env.HOME = savedHome;
-  rmSync(home, { recursive: true, force: true });
-});
+afterAll(() => restoreHome());
 
 function config(text: string, extra: Record<string, string> = {}) {
   for (const [name, body] of Object.entries(extra)) writeFileSync(join(home, '.ssh', name), body);
