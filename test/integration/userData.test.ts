@@ -55,9 +55,7 @@ beforeAll(async () => {
     lines.push(`${i},${v[0]},"row ${i}, said ""hi""",${v[1]},${v[2]},${v[3]},${CLASSES[y[i]]}`);
   }
   writeFileSync(join(root, 'animals.csv'), lines.join('\r\n') + '\r\n');
-  // The same table's features (all numeric columns but the label: the sample id too) as NumPy arrays.
-  const withId = new Float32Array(SAMPLES * 5);
-  for (let i = 0; i < SAMPLES; i++) withId.set([i, ...x.subarray(i * 4, i * 4 + 4)], i * 5);
+  // The same table's chosen features and labels as NumPy arrays.
   mkdirSync(join(root, 'table-npy'));
   writeNpy(join(root, 'table-npy', 'x.npy'), x, [SAMPLES, 4]);
   writeNpy(join(root, 'table-npy', 'y.npy'), y, [SAMPLES]);
