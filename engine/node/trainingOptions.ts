@@ -109,7 +109,8 @@ export function trainingSetupFor(graph: ModelGraph, data: DataRef, loss: string 
   }
   const dataset = openUserData(data, arrays, seed);
   try {
-    return { data, losses: spec.outputs, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, notes: [`data: ${dataset.describe}`, ...spec.notes] };
+    const classes = dataset.classes && Object.keys(dataset.classes).length ? { classes: dataset.classes } : {};
+    return { data, losses: spec.outputs, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, ...classes, notes: [`data: ${dataset.describe}`, ...spec.notes] };
   } finally {
     dataset.close();
   }

@@ -37,6 +37,8 @@ export const TrainingSetupSchema = z.object({
   /** Training samples (the epoch length) and validation samples, as checked before the job started. */
   trainSamples: z.number().int().positive(),
   validationSamples: z.number().int().min(0),
+  /** Class names by class id per output, where the data names its classes (label names, image class folders), so predictions can be named. */
+  classes: z.record(z.string(), z.array(z.string())).optional(),
 });
 export type TrainingSetup = z.infer<typeof TrainingSetupSchema>;
 

@@ -19,7 +19,8 @@ import { maxRelativeError, readParams } from './paramsFile.js';
  * The user's data in the formats users keep it, through real agent processes: a spreadsheet-style CSV
  * and a folder of PNG and JPEG images sorted by class each train a saved tfjs model for a few steps on
  * 2 agents (two pipeline stages), and give exactly the parameters of the same job trained on the same
- * values written as a NumPy folder — so the readers feed the agents the right rows, labels and pixels.
+ * values written as a NumPy folder — so the readers feed the agents the right rows, labels and pixels;
+ * the class names are written into the run (job.json) so predictions can be named.
  */
 const STEPS = 4;
 const SAMPLES = 48;
@@ -113,6 +114,7 @@ function expectSameParams(modelFile: string, got: Map<string, Float32Array>, wan
 describe("the user's data through real agents", () => {
   it('a spreadsheet CSV (--label-column, --feature-columns) trains as its values in a NumPy folder', async () => {
     const csv = await train(mlpModel, { data: join(root, 'animals.csv'), 'label-column': 'animal', 'feature-columns': 'width,height,depth,weight' }, 'csv');
+    expect(JSON.parse(readFileSync(join(csv.runDir, 'job.json'), 'utf8')).training.classes).toEqual({ species: CLASSES });
     expect(csv.notes.join('\n')).toMatch(/CSV table .*animals\.csv \(train 36, validation 12 held out by seed 7; features ← 4 columns; species ← 'animal' \(3 classes "cat", "dog", "eel"\)\)/);
     const npy = await train(mlpModel, { data: join(root, 'table-npy') }, 'table-npy');
     expectSameParams(mlpModel, readParams(join(csv.runDir, 'checkpoints')), readParams(join(npy.runDir, 'checkpoints')));
@@ -120,6 +122,7 @@ describe("the user's data through real agents", () => {
 
   it('a folder of PNG and JPEG images by class trains as its pixels in a NumPy folder', async () => {
     const images = await train(cnnModel, { data: join(root, 'images') }, 'images');
+    expect(JSON.parse(readFileSync(join(images.runDir, 'job.json'), 'utf8')).training.classes).toEqual({ label: CLASSES });
     expect(images.notes.join('\n')).toMatch(/image folder .*images \(train 36, validation 12 .*3 classes: cat 16, dog 16, eel 16; 6×6×3, pixels 0–1\)/);
     const npy = await train(cnnModel, { data: join(root, 'images-npy') }, 'images-npy');
     expectSameParams(cnnModel, readParams(join(images.runDir, 'checkpoints')), readParams(join(npy.runDir, 'checkpoints')));

@@ -53,7 +53,7 @@ describe('image folder reader', () => {
   it('lists classes sorted by name and files sorted within a class, as image_dataset_from_directory', () => {
     expect(isImageFolder(images)).toBe(true);
     const data = openImageFolder(images, desc(), model(2, 2, 3), 1);
-    expect(data.classes).toEqual(['blue', 'green', 'red']);
+    expect(data.classes).toEqual({ cls: ['blue', 'green', 'red'] });
     expect(data.train.size).toBe(4);
     // blue/x.jpg, green/g.PNG, red/a.png, red/b.png
     expect([...data.train.gather(['cls'], [0, 1, 2, 3])]).toEqual([0, 1, 2, 2]);

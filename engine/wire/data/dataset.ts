@@ -26,6 +26,8 @@ export interface Dataset {
   arrays: ArraySpec[];
   train: DataSplit;
   validation: DataSplit;
+  /** For outputs fed by class names (a table's or JSON Lines' label names, image class folders): the names by class id, sorted by name. */
+  classes?: Record<string, string[]>;
   close(): void;
 }
 

@@ -19,8 +19,8 @@ import { ValueStatsBuilder } from './valueStats.js';
 const IMAGE = /\.(png|jpe?g)$/i;
 
 export interface ImageFolderDataset extends Dataset {
-  /** The class names, by label id. */
-  classes: string[];
+  /** The class names by label id, under the model output's name. */
+  classes: Record<string, string[]>;
 }
 
 /** Whether a folder looks like class folders of images (as opposed to a folder of .npy files). */
@@ -102,7 +102,7 @@ export function openImageFolder(dir: string, description: DatasetDescription, ar
     arrays: [{ name: input.name, shape: [height, width, channels], dtype: 'float32' }, { name: target.name, shape: target.shape, dtype: target.dtype }],
     train: splits.train,
     validation: splits.validation,
-    classes,
+    classes: { [target.name]: classes },
     close: () => undefined,
   };
 }

@@ -7,7 +7,7 @@ import type { Dataset } from './dataset.js';
 import { openImageFolder } from './imageFolder.js';
 import { openJsonLines } from './jsonLines.js';
 import { openNpz } from './npz.js';
-import { checkedNpyFolder } from './openUserData.js';
+import { checkedNpyFolder } from './checkedNpyFolder.js';
 
 /**
  * A described dataset opened by its format's reader and checked against the model: shapes, dtypes,

@@ -3,7 +3,7 @@ import type { DataRef } from '../../protocol/trainingSetup.js';
 import type { Dataset } from './dataset.js';
 import { hostPath } from '../hostPath.js';
 import { openDescribedDataset } from './openDescribed.js';
-import { openNpyFolder } from './npyFolder.js';
+import { checkedNpyFolder } from './checkedNpyFolder.js';
 import { syntheticDataset } from './syntheticData.js';
 
 export type UserDataRef = Exclude<DataRef, { kind: 'mnist' }>;
@@ -18,19 +18,4 @@ export function openUserData(ref: UserDataRef, arrays: ModelArrays, seed: number
   if (ref.kind === 'synthetic') return syntheticDataset(arrays, { samples: ref.samples, validation: ref.validation, seed });
   if (ref.kind === 'dataset') return openDescribedDataset(ref.dataset, arrays, seed);
   return checkedNpyFolder(hostPath(ref.dir), arrays, ref.validationSplit, seed);
-}
-
-/** A NumPy folder with its integer arrays' ranges checked against the model. */
-export function checkedNpyFolder(dir: string, arrays: ModelArrays, validationSplit: number | undefined, seed: number): Dataset {
-  const dataset = openNpyFolder(dir, arrays, { validationSplit, seed });
-  for (const spec of [...arrays.inputs, ...arrays.targets]) {
-    if (!spec.range) continue;
-    const { min, max } = dataset.labelRange(spec.name);
-    if (!(min >= spec.range[0] && max <= spec.range[1])) {
-      dataset.close();
-      const what = arrays.inputs.includes(spec) ? 'token ids of input' : 'targets of output';
-      throw new Error(`NumPy folder ${dir}: the ${what} "${spec.name}" range over [${min}, ${max}], but the model accepts [${spec.range[0]}, ${spec.range[1]}]. Check the labels (one-hot vs class ids, the number of classes) or the --loss.`);
-    }
-  }
-  return dataset;
 }
