@@ -1,5 +1,6 @@
 import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import type { StageContext } from './stageContext.js';
+import { shardsOptimizerState } from '../../engine/plan/scheduleTraits.js';
 
 export interface LocalState {
   /** This agent's tensors as it holds them: its slice where split (`split` says which), its optimizer slots. */
@@ -18,8 +19,7 @@ export interface LocalState {
  */
 export function localState(ctx: StageContext): LocalState {
   const { module, gradientSync, optimizer } = ctx;
-  const sharded = ctx.plan.zero > 0 && ctx.plan.schedule !== 'async';
-  const state = sharded ? null : gradientSync ? gradientSync.exportLocalState() : optimizer!.exportState();
+  const state = shardsOptimizerState(ctx.plan) ? null : gradientSync ? gradientSync.exportLocalState() : optimizer!.exportState();
   const tensors: LocalState['tensors'] = [];
   const parts: Float32Array[] = [];
   module.paramSpecs.forEach((spec, i) => {

@@ -13,6 +13,7 @@ import type { StageModule } from '../exec/stageModule.js';
 import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { planGroups } from '../comm/planGroups.js';
 import { boundaryRanks } from '../schedule/stageBoundary.js';
+import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 
 /** Everything one agent needs to execute its part of a plan. */
 export interface StageContext {
@@ -65,7 +66,7 @@ export function neighbours(plan: Plan, me: Placement): Neighbours {
   const last = plan.stages.length - 1;
   const all = placements(plan);
   const { data: dataParallelGroup, tensor: tensorGroup } = planGroups(plan, me.rank);
-  const everyone = plan.gradientClipNorm !== undefined && plan.schedule !== 'async' ? all.map((p) => p.rank) : [];
+  const everyone = plan.gradientClipNorm !== undefined && scheduleTraits(plan.schedule).stepBarrier ? all.map((p) => p.rank) : [];
   const links = [...new Set([...boundaryRanks(plan, me), ...dataParallelGroup, ...tensorGroup, ...everyone])].filter((r) => r !== me.rank);
   return {
     prevRank: me.stage > 0 ? rankOf(plan, me.stage - 1, me.replica) : null,

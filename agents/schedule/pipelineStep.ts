@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import { microBatchSize } from '../../engine/plan/placement.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
-import { gpipeOrder, oneFOneBOrder, type PipelineOp } from '../../engine/sim/scheduleOrder.js';
+import type { PipelineOp } from '../../engine/sim/scheduleOrder.js';
 import type { TimelineKind } from '../../engine/protocol/timeline.js';
 import { sleepThread } from '../exec/threadWait.js';
 import type { StageContext } from '../runtime/stageContext.js';
@@ -11,6 +11,7 @@ import { receiveRows, sendRows } from './rowTransfer.js';
 import { rowPieces, rowsOfShard } from './stageBoundary.js';
 import { StepGradients } from './synchronizeGradients.js';
 import { allReduce } from '../comm/collectives.js';
+import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 
 export interface StepResult {
   /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
@@ -53,7 +54,7 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
   const toNext = rowPieces(plan, me, me.stage + 1, size);
   const isFirst = me.stage === 0;
   const isLast = me.stage === plan.stages.length - 1;
-  const order: PipelineOp[] = plan.schedule === '1f1b' ? oneFOneBOrder(plan.microBatches, me.stage, plan.stages.length) : gpipeOrder(plan.microBatches);
+  const order: PipelineOp[] = scheduleTraits(plan.schedule).stageOrder(plan.microBatches, me.stage, plan.stages.length);
   let loss = 0;
   let computeMs = 0;
   const timed = async <T>(f: () => Promise<T>, kind: TimelineKind, micro?: number, fused?: boolean): Promise<T> => {

@@ -3,6 +3,7 @@ import { sharedLayerCalls } from '../model/sharedLayers.js';
 import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
 import { virtualNodesPerReplica } from './virtualNodes.js';
+import { scheduleTraits } from './scheduleTraits.js';
 
 /**
  * What today's agents cannot execute, as errors: kept apart from validatePlan, which judges the plan
@@ -12,17 +13,19 @@ import { virtualNodesPerReplica } from './virtualNodes.js';
 export function executionSupport(plan: Plan, model?: ModelGraph): Diagnostic[] {
   const findings = new Findings();
   const perReplica = virtualNodesPerReplica(plan);
-  if (plan.schedule === 'async' && perReplica.some((n) => n !== perReplica[0])) {
+  // The asynchronous pipeline (no step barrier) runs a subset of what synchronous schedules do.
+  const streamed = !scheduleTraits(plan.schedule).stepBarrier;
+  if (streamed && perReplica.some((n) => n !== perReplica[0])) {
     findings.error('async-uneven-virtual-nodes', `The asynchronous schedule updates after every micro-batch, all-reducing across replicas, so every replica needs the same number of virtual nodes; the plan has [${perReplica.join(', ')}].`, { field: 'virtualNodes' }, 'Give every replica the same number of virtual nodes, or use the gpipe or 1f1b schedule.');
   }
   if (plan.zero === 3) {
     findings.error('zero-unsupported', 'ZeRO stage 3 (parameters sharded too, gathered layer by layer) is not implemented by the agents yet; stages 1 and 2 are.', { field: 'zero' }, 'Set zero to 2 (sharded optimizer state and gradients) to run the plan now.');
   }
   // The asynchronous schedule updates after every micro-batch with its own replicated optimizer.
-  if (plan.schedule === 'async' && plan.zero !== 0) {
+  if (streamed && plan.zero !== 0) {
     findings.error('async-zero-unsupported', `The asynchronous schedule keeps replicated optimizer state; ZeRO stage ${plan.zero} runs with the gpipe and 1f1b schedules only.`, { field: 'zero' }, 'Set zero to 0, or use the gpipe or 1f1b schedule.');
   }
-  if (plan.schedule === 'async' && plan.gradientClipNorm !== undefined) {
+  if (streamed && plan.gradientClipNorm !== undefined) {
     findings.error('async-clipping-unsupported', 'The asynchronous schedule does not clip gradients; gradientClipNorm applies to the gpipe and 1f1b schedules.', { field: 'gradientClipNorm' }, 'Remove gradientClipNorm, or use the gpipe or 1f1b schedule.');
   }
   const degree = plan.stages[0].dataParallel;
@@ -30,7 +33,7 @@ export function executionSupport(plan: Plan, model?: ModelGraph): Diagnostic[] {
     if (stage.dataParallel !== degree) {
       findings.error('unequal-data-parallel', `Stage ${s} has data-parallel degree ${stage.dataParallel} but stage 0 has ${degree}; the agents pair replicas of neighbouring stages one to one.`, { stage: s, field: 'dataParallel' }, `Give every stage the same data-parallel degree (${degree}).`);
     }
-    if (stage.tensorParallel !== 1 && plan.schedule === 'async') {
+    if (stage.tensorParallel !== 1 && streamed) {
       findings.error('async-tensor-unsupported', `Stage ${s} has tensorParallel ${stage.tensorParallel}; the asynchronous schedule runs whole stages only.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1, or use the gpipe or 1f1b schedule.');
     }
   });
@@ -73,7 +76,7 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
       findings.error('tensor-layer-unsupported', `Stage ${s} shards ${stage.tensorParallel} ways, but operator sharding is implemented for the built-in models' Dense layers only; layer "${dense ?? stage.layers[0]}" of this imported model would run unsharded.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data parallelism or more pipeline stages.');
     }
   });
-  if (plan.schedule === 'async') {
+  if (!scheduleTraits(plan.schedule).stepBarrier) {
     findings.error('async-graph-unsupported', 'The asynchronous (PipeMare) schedule runs the built-in models only; an imported model trains with the gpipe and 1f1b schedules.', { field: 'schedule' }, 'Use the gpipe or 1f1b schedule.');
   }
   // A layer called in two stages would hold two copies of its weights that learn apart.

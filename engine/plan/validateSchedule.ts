@@ -1,5 +1,6 @@
 import type { Findings } from './diagnostics.js';
 import type { Plan } from './plan.js';
+import { scheduleTraits } from './scheduleTraits.js';
 
 /**
  * Settings that are legal but do not do what their author likely wants: warnings, not errors.
@@ -10,7 +11,7 @@ import type { Plan } from './plan.js';
 export function checkSchedule(plan: Plan, findings: Findings): void {
   const p = plan.stages.length;
   const m = plan.microBatches;
-  if (plan.schedule === 'async') {
+  if (!scheduleTraits(plan.schedule).stepBarrier) {
     if (p === 1) {
       findings.warning('async-single-stage', 'The asynchronous schedule needs pipeline stages to overlap; with one stage it trains exactly like gpipe.', { field: 'schedule' }, 'Use "gpipe", or split the model into several stages.');
     } else if (m < p) {

@@ -1,5 +1,6 @@
 import type { TimelineEvent } from '../protocol/timeline.js';
-import { gpipeOrder, oneFOneBOrder, type PipelineOp } from './scheduleOrder.js';
+import { oneFOneBOrder, type PipelineOp } from './scheduleOrder.js';
+import { scheduleTraits } from '../plan/scheduleTraits.js';
 
 /** Costs of one pipeline stage for one micro-batch (and, once per step, its gradient all-reduce). */
 export interface StageCost {
@@ -44,11 +45,12 @@ export interface PipelineSimulation {
  * plus the gradient transfer, and its own forward).
  */
 export function simulatePipeline(stages: StageCost[], microBatches: number, schedule: 'gpipe' | '1f1b' | 'async'): PipelineSimulation {
-  if (schedule === 'async') return simulateAsync(stages, microBatches);
+  const traits = scheduleTraits(schedule);
+  if (!traits.stepBarrier) return simulateAsync(stages, microBatches);
   const p = stages.length;
   // The last stage turns every micro-batch around at once (forward, loss, backward) under either
   // schedule, as the agents run it: its order is F0 B0 F1 B1 …, which is 1F1B's for the last stage.
-  const orders: PipelineOp[][] = stages.map((_, s) => (schedule === 'gpipe' && s < p - 1 ? gpipeOrder(microBatches) : oneFOneBOrder(microBatches, s, p)));
+  const orders: PipelineOp[][] = stages.map((_, s) => (s < p - 1 ? traits.stageOrder(microBatches, s, p) : oneFOneBOrder(microBatches, s, p)));
   const fEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const bEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const next = new Array(p).fill(0);
