@@ -7,6 +7,8 @@ import { validateDatasetDescription } from '../../engine/data/validateDataset.js
 import { zooModel } from '../../engine/model/zoo.js';
 import { dataRefFrom } from '../../engine/node/trainingOptions.js';
 import { DataRefSchema, describeData } from '../../engine/protocol/trainingSetup.js';
+import { writeNpy } from '../../engine/wire/data/npy.js';
+import { openUserData } from '../../engine/wire/data/openUserData.js';
 
 const root = mkdtempSync(join(tmpdir(), 'shoal-dataset-json-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -58,5 +60,18 @@ describe('dataset description', () => {
     expect(dataRefFrom({ data: join(root, 'described', 'dataset.json'), 'validation-split': '0.5' }, graph)).toMatchObject({ dataset: { validationSplit: 0.5 } });
     writeFileSync(join(root, 'bad.json'), JSON.stringify({ format: 'csv', source: 'x.csv', inputs: [{ key: 'k' }] }));
     expect(() => dataRefFrom({ data: join(root, 'bad.json') }, graph)).toThrow(/bad\.json is not a valid dataset description:\n {2}dataset-feed-field \(inputs\.0\)/);
+  });
+
+  it('opens a described dataset by its format, refusing relative paths', () => {
+    const arrays = { inputs: [{ name: 'x', shape: [2], dtype: 'float32' }], targets: [{ name: 'y', shape: [], dtype: 'int32', range: [0, 1] as [number, number] }] };
+    mkdirSync(join(root, 'npyset'));
+    writeNpy(join(root, 'npyset', 'x.npy'), new Float32Array([1, 2, 3, 4]), [2, 2]);
+    writeNpy(join(root, 'npyset', 'y.npy'), new Int32Array([1, 5]), [2]);
+    expect(() => openUserData({ kind: 'dataset', dataset: { format: 'npy', source: join(root, 'npyset') } }, arrays, 1)).toThrow(/range over \[1, 5\], but the model accepts \[0, 1\]/);
+    writeNpy(join(root, 'npyset', 'y.npy'), new Int32Array([1, 0]), [2]);
+    const data = openUserData({ kind: 'dataset', dataset: { format: 'npy', source: join(root, 'npyset') } }, arrays, 1);
+    expect([...data.train.gather(['x', 'y'], [1])]).toEqual([3, 4, 0]);
+    data.close();
+    expect(() => openUserData({ kind: 'dataset', dataset: { format: 'csv', source: 'table.csv' } }, arrays, 1)).toThrow(/not a full path/);
   });
 });
