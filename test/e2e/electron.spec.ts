@@ -27,13 +27,19 @@ test('the Electron shell opens the studio with a secure window and lists the zoo
       process: typeof (globalThis as { process?: unknown }).process,
     }));
     expect(surface).toEqual({ bridge: 'function', require: 'undefined', process: 'undefined' });
-    // Navigation away and new windows are refused.
+    // Navigation away and new windows are refused. window.open answers null at once when the main
+    // process denies it; for the navigation, wait until the main process has seen (and refused) it.
     const url = page.url();
+    await app.evaluate(({ BrowserWindow }) => {
+      const seen: string[] = [];
+      (globalThis as { navigationsSeen?: string[] }).navigationsSeen = seen;
+      BrowserWindow.getAllWindows()[0].webContents.on('will-navigate', (_event, to) => seen.push(to));
+    });
+    expect(await page.evaluate(() => window.open('https://example.com') === null)).toBe(true);
     await page.evaluate(() => {
-      window.open('https://example.com');
       window.location.href = 'https://example.com';
     });
-    await page.waitForTimeout(500);
+    await expect.poll(() => app.evaluate(() => (globalThis as { navigationsSeen?: string[] }).navigationsSeen?.length)).toBe(1);
     expect(page.url()).toBe(url);
     expect(app.windows()).toHaveLength(1);
   } finally {
