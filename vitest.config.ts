@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -13,7 +14,8 @@ export default defineConfig({
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
-      { test: { ...timeouts, name: 'unit', include: ['test/unit/**/*.test.ts'], sequence: { groupOrder: 0 } } },
+      // At least two workers: Vitest's default (one less than the cores) would run one file at a time on two cores.
+      { test: { ...timeouts, name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: Math.max(2, availableParallelism() - 1), sequence: { groupOrder: 0 } } },
       {
         test: {
           ...timeouts,
