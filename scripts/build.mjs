@@ -31,6 +31,7 @@ const common = {
 await Promise.all([
   build({ ...common, entryPoints: ['engine/node/cli.ts'], outfile: 'dist/cli.cjs' }),
   build({ ...common, entryPoints: ['agents/main.ts'], outfile: 'dist/agent/shoal-agent.cjs' }),
+  build({ ...common, entryPoints: ['agents/data/prefetchWorker.ts'], outfile: 'dist/agent/prefetch-worker.cjs' }),
   build({ ...common, entryPoints: ['electron/main.ts'], outfile: 'dist/electron/main.cjs' }),
   build({ ...common, entryPoints: ['electron/preload.ts'], outfile: 'dist/electron/preload.cjs' }),
   build({ ...common, entryPoints: ['electron/launch.ts'], outfile: 'dist/launch.cjs' }),

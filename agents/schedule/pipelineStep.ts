@@ -12,6 +12,8 @@ import { rowPieces, rowsOfShard } from './stageBoundary.js';
 import { StepGradients } from './synchronizeGradients.js';
 import { allReduce } from '../comm/collectives.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
+import type { RowRead } from '../data/prefetcher.js';
+import { beginStep, trainingRows } from '../data/stepRows.js';
 
 export interface StepResult {
   /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
@@ -36,6 +38,21 @@ function microBatchIndices(ctx: StageContext, step: number, v: number, m: number
   return all.subarray(start, start + size);
 }
 
+/** The gathers this agent makes at `step`, in the order it makes them (what the prefetcher reads ahead). */
+function stepReads(ctx: StageContext, step: number): RowRead[] {
+  const { plan, me, feeds } = ctx;
+  const [first, last] = rowsOfShard(microBatchSize(plan), plan.stages[me.stage].tensorParallel, me.shard);
+  const reads: RowRead[] = [];
+  for (const v of virtualNodesOf(ctx)) {
+    for (let m = 0; m < plan.microBatches; m++) {
+      const samples = microBatchIndices(ctx, step, v, m);
+      if (me.stage === 0) reads.push({ names: feeds.inputs, indices: samples.subarray(first, last) });
+      if (me.stage === plan.stages.length - 1) reads.push({ names: feeds.targets, indices: samples });
+    }
+  }
+  return reads;
+}
+
 /**
  * One synchronous pipeline step. The stage runs the forward (F) and backward (B) passes of its
  * micro-batches in the order the schedule prescribes — the very order the simulator predicts from
@@ -54,9 +71,12 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
   const toNext = rowPieces(plan, me, me.stage + 1, size);
   const isFirst = me.stage === 0;
   const isLast = me.stage === plan.stages.length - 1;
-  const order: PipelineOp[] = scheduleTraits(plan.schedule).stageOrder(plan.microBatches, me.stage, plan.stages.length);
+  const order: PipelineOp[] = scheduleTraits(plan.schedule).stageOrder(plan, me.stage);
   let loss = 0;
   let computeMs = 0;
+  // The rows of this step's micro-batches and the next step's are read ahead, beside the compute.
+  const rows = trainingRows(ctx.data);
+  if (isFirst || isLast) beginStep(rows, step, (s) => stepReads(ctx, s));
   const timed = async <T>(f: () => Promise<T>, kind: TimelineKind, micro?: number, fused?: boolean): Promise<T> => {
     const t0 = performance.now();
     const start = clockMs();
@@ -97,10 +117,10 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
         const samples = microBatchIndices(ctx, step, v, op.micro);
         module.setPass?.({ seed: plan.seed, step, samples });
         const x = isFirst
-          ? tf.tensor(ctx.data.train.gather(ctx.feeds.inputs, samples.subarray(first, last)), [last - first, ...module.inputShape])
+          ? tf.tensor(await rows.take(ctx.feeds.inputs, samples.subarray(first, last)), [last - first, ...module.inputShape])
           : await receive(fromPrev, tag('act'), module.inputShape, op.micro);
         if (isLast) {
-          const targets = ctx.data.train.gather(ctx.feeds.targets, samples);
+          const targets = await rows.take(ctx.feeds.targets, samples);
           const result = await timed(() => module.lossBackward(x, targets, size, plan.globalBatch, onFinal), 'forward', op.micro, true);
           loss += result.loss;
           x.dispose();

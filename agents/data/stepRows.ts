@@ -1,0 +1,56 @@
+import { appendFileSync } from 'node:fs';
+import type { Dataset } from '../../engine/wire/data/dataset.js';
+import { RowPrefetcher, type RowRead } from './prefetcher.js';
+import { type DataSource, prefetchWorkerFile, workerLoader } from './rowWorker.js';
+
+/**
+ * Which agent-side dataset came from which user data (set by openDataset), so a prefetch worker can
+ * open the same one. The bundled digits are not here: they are in memory already.
+ */
+const sources = new WeakMap<Dataset, DataSource>();
+const prefetchers = new WeakMap<Dataset, RowPrefetcher>();
+
+export function rememberSource(dataset: Dataset, source: DataSource): void {
+  sources.set(dataset, source);
+}
+
+/**
+ * The training rows of a dataset, through a prefetcher: with a worker thread when the data is the
+ * user's, the worker's bundle is beside the agent's and SHOAL_PREFETCH is not 'off'; else read in place.
+ * Closing the dataset stops its worker.
+ */
+export function trainingRows(dataset: Dataset): RowPrefetcher {
+  const known = prefetchers.get(dataset);
+  if (known) return known;
+  const source = sources.get(dataset);
+  const file = process.env.SHOAL_PREFETCH === 'off' ? null : prefetchWorkerFile();
+  const log = (line: string) => process.stderr.write(`[agent pid ${process.pid}] ${line}\n`);
+  const fresh = new RowPrefetcher(dataset.train, source && file ? workerLoader(file, source, log) : null);
+  const close = dataset.close.bind(dataset);
+  dataset.close = () => {
+    fresh.close();
+    close();
+  };
+  prefetchers.set(dataset, fresh);
+  return fresh;
+}
+
+let last: { step: number; at: number; waitMs: number } | null = null;
+
+/**
+ * Step `step` begins on this agent: prefetch its reads and the next step's. With SHOAL_DATA_STATS
+ * set to a file (the data benchmark), one JSON line per finished step: its time, the time spent
+ * waiting for rows, and the process's peak resident memory.
+ */
+export function beginStep(rows: RowPrefetcher, step: number, readsOf: (step: number) => RowRead[]): void {
+  const stats = process.env.SHOAL_DATA_STATS;
+  if (stats) {
+    const now = performance.now();
+    if (last && last.step === step - 1) {
+      const line = { pid: process.pid, step: last.step, stepMs: now - last.at, waitMs: rows.waitMs, hits: rows.hits, misses: rows.misses, maxRssKb: process.resourceUsage().maxRSS };
+      appendFileSync(stats, `${JSON.stringify(line)}\n`);
+    }
+    last = { step, at: now, waitMs: 0 };
+  }
+  rows.plan(step, readsOf);
+}
