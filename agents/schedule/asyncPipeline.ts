@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import { microBatchSize } from '../../engine/plan/placement.js';
 import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js';
-import { oneFOneBOrder } from '../../engine/sim/scheduleOrder.js';
+import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import { ringAllReduce } from '../comm/ringAllReduce.js';
 import { flatten, unflatten } from '../exec/stageModule.js';
@@ -70,7 +70,7 @@ export async function runAsyncPipeline(
   for (let step = fromStep; step < toStep; step++) for (const v of vnodes) for (let m = 0; m < plan.microBatches; m++) micros.push({ step, v, m });
   const perStep = vnodes.length * plan.microBatches;
   const replicas = ctx.dataParallelGroup.length;
-  const order = oneFOneBOrder(micros.length, ctx.me.stage, plan.stages.length, state.options.inFlightSlack);
+  const order = scheduleTraits(plan.schedule).stageOrder(plan, ctx.me.stage, micros.length);
 
   const stash = new Map<number, { x: tf.Tensor; version: number }>();
   const perStepDone = new Map<number, number>();

@@ -4,7 +4,7 @@ import type { CostContext } from './costContext.js';
 import type { DeviceCost } from './planCost.js';
 import { zeroModelStateBytes, type OptimizerKind } from './zeroMemory.js';
 import { GRADIENT_BUCKET_BYTES } from '../plan/runtimeConstants.js';
-import { scheduleTraits } from '../plan/scheduleTraits.js';
+import { activationsInFlight } from '../plan/scheduleTraits.js';
 
 /** Memory of one device: model state (sharded by ZeRO over the data-parallel group), activations, buffers. */
 export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
@@ -14,7 +14,7 @@ export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
   const optimizer: OptimizerKind = optimizerSlots(plan.optimizer);
   const state = zeroModelStateBytes(f.params, stage.dataParallel, plan.zero, ctx.options.precision ?? 'fp32', optimizer);
   const parameters = state.parameters + f.nonTrainableParams * bytesPerElement;
-  const held = scheduleTraits(plan.schedule).activationsInFlight(plan.microBatches, place.stage, plan.stages.length);
+  const held = activationsInFlight(plan, place.stage);
   // With recomputation only each micro-batch's stage input is kept, plus one micro-batch's activations
   // rebuilt during its backward pass.
   const activations = plan.recompute ? (f.liveInBytes * held + f.activationBytes) * b * scale : f.activationBytes * b * held * scale;

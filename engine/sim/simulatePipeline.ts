@@ -50,7 +50,7 @@ export function simulatePipeline(stages: StageCost[], microBatches: number, sche
   const p = stages.length;
   // The last stage turns every micro-batch around at once (forward, loss, backward) under either
   // schedule, as the agents run it: its order is F0 B0 F1 B1 …, which is 1F1B's for the last stage.
-  const orders: PipelineOp[][] = stages.map((_, s) => (s < p - 1 ? traits.stageOrder(microBatches, s, p) : oneFOneBOrder(microBatches, s, p)));
+  const orders: PipelineOp[][] = stages.map((_, s) => (s < p - 1 ? traits.stageOrder({ microBatches, stages }, s) : oneFOneBOrder(microBatches, s, p)));
   const fEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const bEnd: number[][] = stages.map(() => new Array(microBatches).fill(NaN));
   const next = new Array(p).fill(0);
