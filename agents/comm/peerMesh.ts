@@ -1,6 +1,9 @@
 import type { Server } from 'node:net';
 import type { Connection } from '../../engine/wire/connection.js';
 import { connectAuthenticated, listenAuthenticated } from '../../engine/wire/handshake.js';
+import type { StateReply } from '../../engine/protocol/controlWire.js';
+import { PeerHelloSchema, type PeerHello } from '../../engine/protocol/handshake.js';
+import { describeIssues } from '../../engine/protocol/wireHeader.js';
 
 export interface PeerAddress {
   rank: number;
@@ -17,9 +20,9 @@ export class PeerMesh {
   private server: Server | null = null;
   private pending = new Map<number, (conn: Connection) => void>();
 
-  /** Who answers a state fetch on this listener (agentProcess sets it; by default it is refused). */
-  onStateRequest: (conn: Connection, hello: Record<string, unknown>) => void = (conn) => {
-    conn.send({ type: 'stateError', message: 'no state is held here' });
+  /** Who answers a state fetch of the named tensors on this listener (agentProcess sets it; by default it is refused). */
+  onStateRequest: (conn: Connection, names: string[]) => void = (conn) => {
+    conn.send({ type: 'stateError', message: 'no state is held here' } satisfies StateReply);
   };
 
   constructor(private readonly secret: string, private readonly log: (msg: string) => void) {}
@@ -30,10 +33,15 @@ export class PeerMesh {
       host,
       0,
       this.secret,
-      (conn, hello) => {
+      (conn, raw) => {
+        const hello = PeerHelloSchema.safeParse(raw);
+        if (!hello.success) {
+          this.log(`refused a peer connection from ${conn.peer}: its hello is not one this agent understands (${describeIssues(hello.error.issues)})`);
+          return conn.close();
+        }
         // Not a link: a peer fetching state this agent holds (a resize hands state over peer to peer).
-        if (hello.purpose === 'state') return this.onStateRequest(conn, hello);
-        const rank = Number(hello.rank);
+        if ('purpose' in hello.data) return this.onStateRequest(conn, hello.data.names);
+        const rank = hello.data.rank;
         this.links.set(rank, conn);
         this.pending.get(rank)?.(conn);
         this.pending.delete(rank);
@@ -51,7 +59,7 @@ export class PeerMesh {
       needed.map(async (peer) => {
         if (this.links.has(peer.rank)) return;
         if (peer.rank > myRank) {
-          const conn = await connectAuthenticated(peer.host, peer.port, this.secret, { rank: myRank });
+          const conn = await connectAuthenticated(peer.host, peer.port, this.secret, { rank: myRank } satisfies PeerHello);
           this.links.set(peer.rank, conn);
         } else {
           await new Promise<Connection>((resolve) => this.pending.set(peer.rank, resolve));

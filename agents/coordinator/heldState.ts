@@ -1,6 +1,6 @@
 import type { Plan } from '../../engine/plan/plan.js';
 import type { Message } from '../../engine/wire/frame.js';
-import type { StateSource } from '../runtime/stateShare.js';
+import type { StateSource } from '../../engine/protocol/agentRequests.js';
 import type { Member } from './membership.js';
 
 /**

@@ -1,35 +1,12 @@
 import { writeFileSync } from 'node:fs';
-import type { ModelGraph } from '../../engine/model/graph.js';
 import { presetPlan } from '../../engine/plan/presets.js';
-import type { LinkMeasurement } from '../../engine/protocol/profile.js';
+import { CoordinatorHelloSchema } from '../../engine/protocol/handshake.js';
+import type { LinkSurveyConfig } from '../../engine/protocol/processConfig.js';
 import type { Connection } from '../../engine/wire/connection.js';
 import { listenAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 import { DEFAULT_PROBE } from '../runtime/probeLinks.js';
 import { Generation } from './generation.js';
 import { Membership } from './membership.js';
-
-/**
- * The coordinator's configuration for a link survey (`shoal cluster test`): no training, only one
- * agent per host joining, linking up with every other, and probing each link once.
- */
-export interface LinkSurveyConfig {
-  mode: 'survey';
-  secret: string;
-  jobId: string;
-  /** Agents expected: one per surveyed host. */
-  agents: number;
-  /**
-   * A small model the agents set up a data-parallel stage of: a single stage replicated on every
-   * agent makes each agent a peer of every other (one data-parallel group), so the existing set-up and
-   * link probe cover every pair of hosts without a protocol of their own.
-   */
-  model: ModelGraph;
-  listenHost?: string;
-  /** Seconds for the agents to join and for each round (default 120). */
-  roundTimeoutSec?: number;
-  /** Where the result is written as JSON (relative to the run folder, the process's cwd). */
-  resultPath?: string;
-}
 
 /** One line of the survey's progress and result on stdout, which the Node side polls. */
 export type SurveyLine =
@@ -39,7 +16,8 @@ export type SurveyLine =
   | { survey: 'done'; hosts: string[]; links: Array<{ from: string; to: string; alpha: number; beta: number; rttMs: number }>; probe: typeof DEFAULT_PROBE }
   | { survey: 'failed'; message: string };
 
-export function isLinkSurveyConfig(config: unknown): config is LinkSurveyConfig {
+/** Whether a coordinator config asks for a link survey (checked against its schema after). */
+export function isLinkSurveyConfig(config: unknown): boolean {
   return typeof config === 'object' && config !== null && (config as { mode?: unknown }).mode === 'survey';
 }
 
@@ -59,9 +37,10 @@ export async function runLinkSurvey(config: LinkSurveyConfig): Promise<void> {
     config.listenHost ?? '127.0.0.1',
     0,
     config.secret,
-    (conn: Connection, hello: Hello) => {
-      if (hello.role !== 'agent') return conn.close();
-      const member = membership.add(conn, hello);
+    (conn: Connection, raw: Hello) => {
+      const hello = CoordinatorHelloSchema.safeParse(raw);
+      if (!hello.success || hello.data.role !== 'agent') return conn.close();
+      const member = membership.add(conn, hello.data);
       report({ survey: 'joined', host: member.host, joined: membership.alive().length, agents: config.agents });
     },
     (peer, reason) => say(`refused a connection from ${peer}: ${reason}`),
@@ -87,14 +66,11 @@ export async function runLinkSurvey(config: LinkSurveyConfig): Promise<void> {
     const gen = new Generation(1, plan, members, membership, timeoutSec, 1);
     report({ survey: 'linking' });
     const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: m.peerPort }));
-    const ready = gen.expect('ready');
-    members.forEach((_, rank) => gen.send(rank, { type: 'setup', generation: 1, rank, placement: gen.layout[rank], plan, model: config.model, peers, overlapGradients: false }));
-    await ready;
+    await gen.ask((rank) => ({ type: 'setup', generation: 1, rank, placement: gen.layout[rank], plan, model: config.model, peers, overlapGradients: false }));
 
     report({ survey: 'probing' });
-    const replies = gen.expect('profile');
-    gen.broadcast({ type: 'profile', layers: 'none', links: true, allReduceBytes: [], batches: [1], repeats: 1 });
-    const measured = (await replies).flatMap((m) => (m.header.links as LinkMeasurement[] | undefined) ?? []);
+    const replies = await gen.ask({ type: 'profile', layers: 'none', links: true, allReduceBytes: [], batches: [1], repeats: 1 });
+    const measured = replies.flatMap((m) => m.header.links);
     const links = measured.map((l) => ({ from: members[l.from].host, to: members[l.to].host, alpha: l.alpha, beta: l.beta, rttMs: l.rttMs }));
     const result: SurveyLine = { survey: 'done', hosts: members.map((m) => m.host), links, probe: DEFAULT_PROBE };
     if (config.resultPath) writeFileSync(config.resultPath, JSON.stringify(result, null, 2) + '\n');

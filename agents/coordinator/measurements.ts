@@ -5,6 +5,8 @@ import { alignEvents, clockOffset, type ClockSample } from '../../engine/protoco
 import type { TimelineJobEvent } from '../../engine/protocol/events.js';
 import type { AllReduceMeasurement, JobProfile, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
+import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
+import type { ReplyTo } from '../../engine/protocol/agentReplies.js';
 import type { Message } from '../../engine/wire/frame.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
 import type { TrainingContext } from './trainingLoop.js';
@@ -20,11 +22,9 @@ export interface ClockEstimate {
  */
 export async function syncClocks(ctx: TrainingContext, rounds = 16): Promise<ClockEstimate[]> {
   const samples: ClockSample[][] = ctx.active.map(() => []);
-  for (let seq = 0; seq < rounds; seq++) {
-    const replies = ctx.expect(`clock:${seq}`);
+  for (let round = 0; round < rounds; round++) {
     const sentMs = clockMs();
-    ctx.broadcast({ type: 'clock', seq });
-    for (const m of await replies) samples[Number(m.header.rank)].push({ sentMs, agentMs: Number(m.header.agentMs), receivedMs: Number(m.header.receivedMs) });
+    for (const m of await ctx.ask({ type: 'clock' })) samples[m.header.rank].push({ sentMs, agentMs: m.header.agentMs, receivedMs: m.header.receivedMs ?? clockMs() });
   }
   return samples.map((s) => clockOffset(s));
 }
@@ -57,12 +57,11 @@ export async function collectProfile(ctx: TrainingContext, layout: Placement[], 
   const scope = options.full ? 'model' : 'stage';
   const dataParallel = plan.stages.some((s) => s.dataParallel > 1);
   const allReduceBytes = options.allReduceBytes ?? (options.full ? [256 << 10, 1 << 20, 4 << 20, 16 << 20] : dataParallel ? [1 << 20, 4 << 20] : []);
-  const round = async (request: Record<string, unknown>) => {
-    const replies = ctx.expect('profile');
-    ctx.broadcast({ type: 'profile', batches, repeats, ...request });
-    return new Map((await replies).map((m) => [Number(m.header.rank), m.header]));
+  const round = async (request: Omit<AgentRequestOf<'profile'>, 'type' | 'requestId'>) => {
+    const replies = await ctx.ask({ type: 'profile', batches, repeats, ...request });
+    return new Map(replies.map((m) => [m.header.rank, m.header]));
   };
-  const rounds: Array<Map<number, Record<string, unknown>>> = [];
+  const rounds: Array<Map<number, ReplyTo<'profile'>>> = [];
   for (let turn = 0; turn < active.length; turn++) rounds.push(await round({ layers: scope, links: false, turn, allReduceBytes }));
   if (options.full && active.length > 1) rounds.push(await round({ layers: 'model', links: false, concurrent: active.length }));
   rounds.push(await round({ layers: 'none', links: true, allReduceBytes }));
@@ -72,9 +71,9 @@ export async function collectProfile(ctx: TrainingContext, layout: Placement[], 
   const allReduce: AllReduceMeasurement[] = [];
   for (const replies of rounds) {
     for (const h of replies.values()) {
-      layers.push(...((h.layers as LayerTiming[] | undefined) ?? []));
-      links.push(...((h.links as LinkMeasurement[] | undefined) ?? []));
-      allReduce.push(...((h.allReduce as AllReduceMeasurement[] | undefined) ?? []));
+      layers.push(...h.layers);
+      links.push(...h.links);
+      allReduce.push(...h.allReduce);
     }
   }
   const agents = active.map((agent, rank) => {

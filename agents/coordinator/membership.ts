@@ -1,6 +1,11 @@
 import type { Connection } from '../../engine/wire/connection.js';
 import type { Message } from '../../engine/wire/frame.js';
-import type { Hello } from '../../engine/wire/handshake.js';
+import { AgentMessageSchema, type AgentMessage, type AgentReply } from '../../engine/protocol/agentReplies.js';
+import type { AgentHello } from '../../engine/protocol/handshake.js';
+import { parseHeader, unhandled } from '../../engine/protocol/wireHeader.js';
+
+/** What a member's generation handles: replies to its requests, and failures. */
+export type MemberMessage = Message<AgentReply | Extract<AgentMessage, { type: 'failed' }>>;
 
 /** An agent process that joined the job, whatever rank it holds in the current generation. */
 export interface Member {
@@ -16,7 +21,7 @@ export interface Member {
   /** Why the member is gone (its connection closed, it went silent, it was removed), or null. */
   lost: string | null;
   /** Receives every message of the member except heartbeats and logs. */
-  onMessage: (m: Message) => void;
+  onMessage: (m: MemberMessage) => void;
 }
 
 /** "rank 2 on local-2 (pid 4711)" or "agent on local-4 (pid 4713)" outside any generation. */
@@ -37,15 +42,15 @@ export class Membership {
   private readonly lostListeners = new Set<(member: Member, reason: string) => void>();
   onLog: (member: Member, level: string, message: string) => void = () => {};
 
-  add(conn: Connection, hello: Hello): Member {
+  add(conn: Connection, hello: AgentHello): Member {
     const member: Member = {
       id: this.members.length,
       conn,
-      host: String(hello.host),
-      pid: Number(hello.pid),
-      peerHost: String(hello.peerHost),
-      peerPort: Number(hello.peerPort),
-      backend: String(hello.backend),
+      host: hello.host,
+      pid: hello.pid,
+      peerHost: hello.peerHost,
+      peerPort: hello.peerPort,
+      backend: hello.backend,
       lastHeard: Date.now(),
       lost: null,
       onMessage: () => {},
@@ -54,9 +59,34 @@ export class Membership {
     conn.onMessage = (m) => {
       member.lastHeard = Date.now();
       if (member.lost) return;
-      if (m.header.type === 'heartbeat') return;
-      if (m.header.type === 'log') return this.onLog(member, String(m.header.level), String(m.header.message));
-      member.onMessage(m);
+      let header: AgentMessage;
+      try {
+        header = parseHeader(AgentMessageSchema, m.header, describeMember(member));
+      } catch (err) {
+        // An agent that says what this coordinator cannot read would leave a round waiting: fence it.
+        return this.lose(member, `sent a message this coordinator cannot read (${(err as Error).message}) Redeploy the agent if it comes from another Shoal version`);
+      }
+      switch (header.type) {
+        case 'heartbeat':
+          return;
+        case 'log':
+          return this.onLog(member, header.level, header.message);
+        case 'failed':
+        case 'listening':
+        case 'ready':
+        case 'stepDone':
+        case 'evalDone':
+        case 'profileDone':
+        case 'clockReply':
+        case 'snapshotData':
+        case 'restored':
+        case 'aborted':
+        case 'localStateData':
+        case 'remapped':
+          return member.onMessage({ header, payload: m.payload });
+        default:
+          return unhandled(header);
+      }
     };
     conn.onClose = (err) => this.lose(member, `disconnected: ${err.message}`);
     this.joinWaiters.splice(0).forEach((wake) => wake());

@@ -5,10 +5,11 @@ import { agentsNeeded, type Plan } from '../../engine/plan/plan.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import { earliestAligned } from '../../engine/protocol/clockAlign.js';
 import type { TimelineEvent } from '../../engine/protocol/timeline.js';
+import type { AgentRequest } from '../../engine/protocol/agentRequests.js';
 import { floatsToBytes, type Message } from '../../engine/wire/frame.js';
 import { latestCheckpointIn } from '../../engine/wire/checkpointFolder.js';
 import { loadCheckpoint, saveCheckpoint } from './checkpoints.js';
-import type { CoordinatorConfig } from './coordinator.js';
+import type { CoordinatorConfig } from '../../engine/protocol/processConfig.js';
 import type { EventLog } from './eventLog.js';
 import { heldStateFrom, isHeldState, lostHolders, sourcesForStage, type HeldState } from './heldState.js';
 import { VirtualNodeBalancer } from './balancer.js';
@@ -24,9 +25,8 @@ export interface TrainingContext {
   config: CoordinatorConfig;
   active: Member[];
   log: EventLog;
-  /** Wait for every active agent's reply to a round. */
-  expect: (key: string) => Promise<Message[]>;
-  broadcast: (header: Message['header']) => void;
+  /** Ask every active agent and wait for each one's reply. */
+  ask: Generation['ask'];
 }
 
 /** A change of membership asked for while the job runs (`shoal resize`, the studio). */
@@ -76,7 +76,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   /** Members that served an earlier generation: their links must be rebuilt for a new one. */
   const served = new Set<Member>();
   const timeoutSec = config.roundTimeoutSec ?? 300;
-  const context = (g: Generation): TrainingContext => ({ plan: g.plan, config, active: g.members, log, expect: (key) => g.expect(key), broadcast: (h) => g.broadcast(h) });
+  const context = (g: Generation): TrainingContext => ({ plan: g.plan, config, active: g.members, log, ask: (request, payload) => g.ask(request, payload) });
 
   /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
   const startGeneration = async (plan: Plan, members: Member[], state: JobState | HeldState | null, step: number, reason: string, requestId?: string): Promise<void> => {
@@ -86,33 +86,27 @@ export async function runTraining(job: JobContext): Promise<void> {
     if (members.some((m) => served.has(m))) {
       // Links of an earlier generation are dropped and every member listens afresh (a newcomer's
       // first listener is simply replaced): one round, answered with each new rank's port.
-      const listening = gen.expect(`listening:${generationId}`);
-      members.forEach((_, rank) => gen.send(rank, { type: 'listen', generation: generationId, rank }));
-      for (const m of await listening) members[Number(m.header.rank)].peerPort = ports[Number(m.header.rank)] = Number(m.header.peerPort);
+      for (const m of await gen.ask((rank) => ({ type: 'listen', generation: generationId, rank }))) members[m.header.rank].peerPort = ports[m.header.rank] = m.header.peerPort;
     }
     const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
-    const ready = gen.expect('ready');
     members.forEach((m, rank) => {
       served.add(m);
-      gen.send(rank, { type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, training: config.training, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true });
       if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
     });
-    await ready;
+    await gen.ask((rank) => ({ type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, training: config.training, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true }));
     if (isHeldState(state)) {
       // A resize: every member fetches its stage's tensors from the agents holding them.
-      const restored = gen.expect('restored');
-      members.forEach((_, rank) => gen.send(rank, { type: 'fetchState', sources: sourcesForStage(state, plan, gen.layout[rank].stage), optimizerStep: state.optimizerStep }));
-      const bytes = (await restored).reduce((n, m) => n + Number(m.header.bytes ?? 0), 0);
-      for (const h of state.holders) if (!h.member.lost) h.member.conn.send({ type: 'dropState' });
+      const restored = await gen.ask((rank) => ({ type: 'fetchState', sources: sourcesForStage(state, plan, gen.layout[rank].stage), optimizerStep: state.optimizerStep }));
+      const bytes = restored.reduce((n, m) => n + (m.header.bytes ?? 0), 0);
+      for (const h of state.holders) if (!h.member.lost) h.member.conn.send({ type: 'dropState' } satisfies AgentRequest);
       say('info', `State handed over peer to peer: ${(bytes / 2 ** 20).toFixed(2)} MiB from ${state.holders.length} holder(s) to ${members.length} agent(s); none of it through the coordinator.`);
     } else if (state) {
       const perStage = stateForStages(state, plan);
-      const restored = gen.expect('restored');
-      members.forEach((_, rank) => {
-        const part = perStage[gen.layout[rank].stage];
-        gen.send(rank, { type: 'restore', tensors: part.tensors, optimizerStep: state.optimizerStep }, floatsToBytes(part.body));
-      });
-      await restored;
+      const partOf = (rank: number) => perStage[gen.layout[rank].stage];
+      await gen.ask(
+        (rank) => ({ type: 'restore', tensors: partOf(rank).tensors, optimizerStep: state.optimizerStep }),
+        (rank) => floatsToBytes(partOf(rank).body),
+      );
     }
     const vnodes = plan.stages.map((_, s) => virtualNodesPerReplica(plan, s));
     log.emit({
@@ -186,21 +180,10 @@ export async function runTraining(job: JobContext): Promise<void> {
   const timelineEvery = config.timelineEverySteps ?? 10;
   log.emit({ type: 'status', state: 'running', message: `${gen.members.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
 
-  let snapshotId = 0;
   /** The state of every stage, gathered by the running generation (all its agents alive). */
-  const snapshot = async (): Promise<JobState> => {
-    const replies = gen.expect(`snapshot:${snapshotId}`);
-    gen.broadcast({ type: 'snapshot', snapshotId });
-    snapshotId += 1;
-    return stateFromSnapshots(await replies);
-  };
+  const snapshot = async (): Promise<JobState> => stateFromSnapshots(await gen.ask({ type: 'snapshot' }));
   /** The same round, but each stage's state stays with its holder for a peer-to-peer hand-over. */
-  const holdSnapshot = async (): Promise<HeldState> => {
-    const replies = gen.expect(`snapshot:${snapshotId}`);
-    gen.broadcast({ type: 'snapshot', snapshotId, keep: true });
-    snapshotId += 1;
-    return heldStateFrom(await replies, gen.members);
-  };
+  const holdSnapshot = async (): Promise<HeldState> => heldStateFrom(await gen.ask({ type: 'snapshot', keep: true }), gen.members);
   const checkpoint = async (at: number) => {
     if (!config.checkpointDir) return;
     const state = await snapshot();
@@ -218,11 +201,9 @@ export async function runTraining(job: JobContext): Promise<void> {
   let evalId = 0;
   let last: { testAccuracy?: number; testLoss: number } = { testAccuracy: 0, testLoss: 0 };
   const evaluate = async (at: number) => {
-    const done = gen.expect(`eval:${evalId}`);
-    gen.broadcast({ type: 'eval', evalId });
+    const replies = await gen.ask({ type: 'eval', evalId });
     evalId += 1;
-    const replies = await done;
-    const sum = (field: string) => replies.reduce((acc, m) => acc + Number(m.header[field]), 0);
+    const sum = (field: 'count' | 'total' | 'lossSum' | 'correct') => replies.reduce((acc, m) => acc + m.header[field], 0);
     const count = sum('count');
     // No validation samples (no val/ folder and no --validation-split): nothing to report.
     if (count === 0) return;
@@ -307,15 +288,11 @@ export async function runTraining(job: JobContext): Promise<void> {
     say('warn', `${lost.message} ${inStep ? `Discarding step ${at} and going on` : 'Going on'} with ${survivors.length} agent(s).`);
     // A temporary generation of the survivors: abort (close links, undo the step) and report local state.
     const rescue = new Generation(++generationId, plan, survivors, membership, timeoutSec, null);
-    const aborted = rescue.expect(`aborted:${at}`);
-    rescue.broadcast({ type: 'abort', step: at });
-    await aborted;
+    await rescue.ask({ type: 'abort', step: at });
     let state: JobState | null = null;
     let next = at;
     try {
-      const parts = rescue.expect('localStateData');
-      rescue.broadcast({ type: 'localState' });
-      state = stateFromLocalParts(await parts, plan);
+      state = stateFromLocalParts(await rescue.ask({ type: 'localState' }), plan);
     } catch (err) {
       if (err instanceof AgentLostError) throw err;
       const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
@@ -336,9 +313,7 @@ export async function runTraining(job: JobContext): Promise<void> {
     const proposal = config.rebalance === false || asynchronous ? null : balancer.proposal(gen.plan);
     if (!proposal) return false;
     const plan: Plan = { ...gen.plan, virtualNodes: { total: proposal.perReplica.reduce((a, b) => a + b, 0), perReplica: proposal.perReplica } };
-    const done = gen.expect(`remapped:${step}`);
-    gen.broadcast({ type: 'remap', plan, step });
-    await done;
+    await gen.ask({ type: 'remap', plan });
     gen.plan = plan;
     balancer.reset();
     const vnodes = plan.stages.map((_, s) => virtualNodesPerReplica(plan, s));
@@ -380,11 +355,9 @@ export async function runTraining(job: JobContext): Promise<void> {
       }
       if (await rebalance()) continue;
       if (!asynchronous) {
-        const done = gen.expect(`step:${step}`);
         stepStart = now(); // not before: the evaluation or checkpoint in between is not part of the step
         stepOrigin = clockMs();
-        gen.broadcast({ type: 'step', step, timeline: timelineEvery > 0 && step % timelineEvery === 0 });
-        record(step, await done);
+        record(step, await gen.ask({ type: 'step', step, timeline: timelineEvery > 0 && step % timelineEvery === 0 }));
         step += 1;
         boundaryOwed = true;
         continue;
@@ -393,8 +366,8 @@ export async function runTraining(job: JobContext): Promise<void> {
       const stops = [config.steps, Math.floor(step / config.evalEverySteps + 1) * config.evalEverySteps];
       if (config.checkpointEverySteps) stops.push(Math.floor(step / config.checkpointEverySteps + 1) * config.checkpointEverySteps);
       const until = Math.min(...stops);
-      gen.broadcast({ type: 'asyncRun', fromStep: step, toStep: until, timelineEverySteps: timelineEvery });
-      for (; step < until; step++) record(step, await gen.expect(`step:${step}`));
+      const stepReplies = gen.askSteps({ type: 'asyncRun', fromStep: step, toStep: until, timelineEverySteps: timelineEvery });
+      for (; step < until; step++) record(step, await stepReplies(step));
       boundaryOwed = true;
     } catch (err) {
       // An asynchronous pipeline has applied updates no single state describes: it cannot be undone.

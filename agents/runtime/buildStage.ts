@@ -1,40 +1,24 @@
-import type { ModelGraph } from '../../engine/model/graph.js';
-import type { Placement } from '../../engine/plan/placement.js';
 import { parsePlan } from '../../engine/plan/plan.js';
-import type { PeerAddress, PeerMesh } from '../comm/peerMesh.js';
+import type { PeerMesh } from '../comm/peerMesh.js';
+import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
 import { ProcessGroup } from '../comm/processGroup.js';
 import { openDataset } from '../data/openDataset.js';
 import type { GraphStage } from '../exec/graph/graphStage.js';
-import { defaultTraining, type TrainingSetup } from '../../engine/protocol/trainingSetup.js';
+import { defaultTraining } from '../../engine/protocol/trainingSetup.js';
 import { GradientSync } from '../exec/gradientSync.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { wholeStageExecutor, type StageExecutor } from '../exec/stageExecutor.js';
 import { StageModule, stageLayers } from '../exec/stageModule.js';
-import { makeSynthetic, type SyntheticStageMs } from '../exec/syntheticStage.js';
+import { makeSynthetic } from '../exec/syntheticStage.js';
 import { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 import { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { neighbours, type StageContext } from './stageContext.js';
-
-/** What the coordinator hands an agent at set-up. */
-export interface SetupMessage {
-  rank: number;
-  placement: Placement;
-  plan: unknown;
-  model: ModelGraph;
-  /** Data and losses; absent: the built-in models' MNIST digits and cross-entropy. */
-  training?: TrainingSetup;
-  peers: PeerAddress[];
-  /** Benchmarks only: stages that sleep this long per micro-batch instead of computing. */
-  syntheticStageMs?: SyntheticStageMs;
-  /** Start gradient all-reduces during the step's last backward pass. */
-  overlapGradients: boolean;
-}
 
 /**
  * Build this agent's part of the plan: link up with the peers it exchanges tensors with, then create
  * the stage — whole, or this agent's tensor-parallel shard of it — with its optimizer.
  */
-export async function buildStage(setup: SetupMessage, mesh: PeerMesh): Promise<StageContext> {
+export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh): Promise<StageContext> {
   const plan = parsePlan(setup.plan);
   const me = setup.placement;
   const stage = plan.stages[me.stage];

@@ -1,3 +1,4 @@
+import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-core/dist/register_all_gradients';
 import type { LayerNode } from '../../engine/model/graph.js';
@@ -231,22 +232,8 @@ export async function profileAllReduce(ctx: StageContext, sizes: number[], repea
   return out;
 }
 
-export interface ProfileRequest {
-  /** The coordinator's message header: other fields are ignored. */
-  [field: string]: unknown;
-  batches?: unknown;
-  repeats?: unknown;
-  /** Which layers to time: this agent's stage (default), every layer of the model, or none. */
-  layers?: unknown;
-  /** Agents timing at the same moment (recorded with the timings). */
-  concurrent?: unknown;
-  /** Probe the links and time all-reduces (default true). */
-  links?: unknown;
-  /** Bucket sizes (bytes) to time the gradient all-reduce at (default none). */
-  allReduceBytes?: unknown;
-  /** When a rank: only that agent times layers in this round (the others answer at once). */
-  turn?: unknown;
-}
+/** The coordinator's request (engine/protocol/agentRequests.ts says what each field asks). */
+export type ProfileRequest = AgentRequestOf<'profile'>;
 
 /**
  * The agent's start-of-job profile, or the part of it the coordinator asks for: its layers and its
@@ -257,17 +244,17 @@ export async function profileAgent(
   ctx: StageContext,
   request: ProfileRequest,
 ): Promise<{ layers: LayerTiming[]; optimizerMsPerParam?: number; optimizerMsPerTensor?: number; links: LinkMeasurement[]; allReduce: AllReduceMeasurement[] }> {
-  const repeats = Math.max(1, Number(request.repeats ?? 3));
-  const batches = Array.isArray(request.batches) && request.batches.length ? request.batches.map(Number) : [microBatchSize(ctx.plan)];
-  const myTurn = request.turn === undefined || request.turn === null || Number(request.turn) === ctx.me.rank;
-  const scope = !myTurn ? 'none' : request.layers === 'model' || request.layers === 'none' ? request.layers : 'stage';
-  const concurrent = Number(request.concurrent ?? 1);
+  const repeats = request.repeats ?? 3;
+  const batches = request.batches?.length ? request.batches : [microBatchSize(ctx.plan)];
+  const myTurn = request.turn === undefined || request.turn === null || request.turn === ctx.me.rank;
+  const scope = !myTurn ? 'none' : (request.layers ?? 'stage');
+  const concurrent = request.concurrent ?? 1;
   const layers = scope === 'none' ? [] : await profileLayers(ctx, { batches, repeats, scope, concurrent });
   const solo = scope !== 'none' && concurrent <= 1;
   const optimizer = solo ? profileOptimizer(ctx, repeats) : undefined;
   const probe = request.links !== false;
   const links = probe ? await probeLinks(ctx) : [];
-  const sizes = Array.isArray(request.allReduceBytes) ? request.allReduceBytes.map(Number).filter((b) => b > 0) : [];
+  const sizes = (request.allReduceBytes ?? []).filter((b) => b > 0);
   const allReduceTimings = [...(solo ? await profileAllReduce(ctx, sizes, repeats, true) : []), ...(probe ? await profileAllReduce(ctx, sizes, repeats) : [])];
   return { layers, optimizerMsPerParam: optimizer?.msPerParam, optimizerMsPerTensor: optimizer?.msPerTensor, links, allReduce: allReduceTimings };
 }

@@ -3,6 +3,12 @@ import { connectAuthenticated } from '../../engine/wire/handshake.js';
 import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import type { CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import type { StageSnapshot } from './stageState.js';
+import type { StateSource } from '../../engine/protocol/agentRequests.js';
+import { StateReplySchema, type StateReply } from '../../engine/protocol/controlWire.js';
+import type { PeerHello } from '../../engine/protocol/handshake.js';
+import { parseHeader } from '../../engine/protocol/wireHeader.js';
+
+const reply = (conn: Connection, answer: StateReply, payload?: Uint8Array) => conn.send(answer, payload);
 
 /**
  * Peer-to-peer hand-over of a stage's state when a job is resized (VirtualFlow's joining workers get
@@ -12,25 +18,10 @@ import type { StageSnapshot } from './stageState.js';
  * what from whom; the bytes go from agent to agent.
  */
 
-/** A request on an agent's peer listener: `purpose: 'state'` and the tensors wanted, by name. */
-export interface StateRequest {
-  purpose: 'state';
-  names: string[];
-}
-
-/** Where to fetch which tensors: a holder's peer address and the names it has that we need. */
-export interface StateSource {
-  host: string;
-  port: number;
-  names: string[];
-}
-
-export const isStateRequest = (hello: Record<string, unknown>): hello is Record<string, unknown> & StateRequest => hello.purpose === 'state' && Array.isArray(hello.names);
-
 /** Answer a fetch from the held snapshot: the named tensors (params and their optimizer slots), packed. */
 export function serveState(conn: Connection, held: StageSnapshot | null, names: string[]): void {
   if (!held) {
-    conn.send({ type: 'stateError', message: 'this agent holds no state to hand over (it was released or not asked to keep it)' });
+    reply(conn, { type: 'stateError', message: 'this agent holds no state to hand over (it was released or not asked to keep it)' });
     return;
   }
   const wanted = new Set(names);
@@ -45,7 +36,7 @@ export function serveState(conn: Connection, held: StageSnapshot | null, names: 
     at += sizes[i];
     return placed;
   });
-  conn.send({ type: 'stateData', tensors, optimizerStep: held.optimizerStep }, floatsToBytes(values));
+  reply(conn, { type: 'stateData', tensors, optimizerStep: held.optimizerStep }, floatsToBytes(values));
 }
 
 /**
@@ -56,12 +47,17 @@ export async function fetchState(secret: string, sources: StateSource[]): Promis
   const parts = await Promise.all(
     sources.map(async (source) => {
       const where = `${source.host}:${source.port}`;
-      const conn = await connectAuthenticated(source.host, source.port, secret, { purpose: 'state', names: source.names } satisfies StateRequest);
+      const conn = await connectAuthenticated(source.host, source.port, secret, { purpose: 'state', names: source.names } satisfies PeerHello);
       try {
         const reply = await new Promise<{ tensors: CheckpointTensor[]; values: Float32Array }>((resolve, reject) => {
           conn.onMessage = (m) => {
-            if (m.header.type === 'stateData') resolve({ tensors: m.header.tensors as CheckpointTensor[], values: bytesToFloats(m.payload) });
-            else reject(new Error(`the state holder at ${where} refused: ${String(m.header.message ?? m.header.type)}`));
+            try {
+              const answer = parseHeader(StateReplySchema, m.header, `the state holder at ${where}`);
+              if (answer.type === 'stateData') resolve({ tensors: answer.tensors, values: bytesToFloats(m.payload) });
+              else reject(new Error(`the state holder at ${where} refused: ${answer.message}`));
+            } catch (err) {
+              reject(err as Error);
+            }
           };
           conn.onClose = (err) => reject(new Error(`the state holder at ${where} closed the connection: ${err.message}`));
         });

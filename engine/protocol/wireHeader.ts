@@ -19,3 +19,8 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
     .map((i) => (i.path.length ? `field \`${i.path.map(String).join('.')}\`: ${i.message}` : i.message))
     .join('; ');
 }
+
+/** The default of an exhaustive `switch` over a message union: the compiler fails here when a case is missing. */
+export function unhandled(message: never): never {
+  throw new Error(`Unhandled message ${JSON.stringify(message)}.`);
+}

@@ -3,8 +3,11 @@
  * The header is small JSON (type, tag, step…); the payload carries tensors as raw float32 bytes, so
  * large arrays cross the wire without text encoding.
  */
-export interface Message {
-  header: Record<string, unknown> & { type: string };
+export type FrameHeader = Record<string, unknown> & { type: string };
+
+/** A frame as received or sent; `H` narrows the header once a schema has checked it (engine/protocol). */
+export interface Message<H extends FrameHeader = FrameHeader> {
+  header: H;
   payload?: Uint8Array;
 }
 

@@ -1,5 +1,7 @@
 import { connectAuthenticated } from '../../wire/handshake.js';
+import { ControlReplySchema, EventFrameSchema, type ControlReply, type ControlRequest } from '../../protocol/controlWire.js';
 import type { JobEvent } from '../../protocol/events.js';
+import { parseHeader } from '../../protocol/wireHeader.js';
 
 export interface ResizeRequest {
   /** Agents that will join (they connect to the coordinator on their own). */
@@ -42,14 +44,20 @@ export interface CoordinatorAddress {
 export async function requestResize(at: CoordinatorAddress, request: ResizeRequest): Promise<string> {
   const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'control' });
   try {
-    const reply = new Promise<Record<string, unknown>>((resolve, reject) => {
-      conn.onMessage = (m) => resolve(m.header);
+    const reply = new Promise<ControlReply>((resolve, reject) => {
+      conn.onMessage = (m) => {
+        try {
+          resolve(parseHeader(ControlReplySchema, m.header, `the coordinator at ${at.host}:${at.port}`));
+        } catch (err) {
+          reject(err as Error);
+        }
+      };
       conn.onClose = (err) => reject(new Error(`The coordinator closed the control connection: ${err.message}`));
     });
-    conn.send({ type: 'resize', add: request.add ?? 0, remove: request.remove ?? [] });
+    conn.send({ type: 'resize', add: request.add ?? 0, remove: request.remove ?? [] } satisfies ControlRequest);
     const answer = await reply;
-    if (answer.type !== 'accepted') throw new Error(String(answer.message ?? 'The coordinator refused the resize.'));
-    return String(answer.requestId);
+    if (answer.type !== 'accepted') throw new Error(answer.message);
+    return answer.requestId;
   } finally {
     conn.close();
   }
@@ -63,7 +71,8 @@ export async function followEvents(at: CoordinatorAddress, onEvent: (event: JobE
   const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since: 0 });
   let detached = false;
   conn.onMessage = (m) => {
-    if (m.header.type === 'event') onEvent(m.header.event as JobEvent);
+    const frame = EventFrameSchema.safeParse(m.header);
+    if (frame.success) onEvent(frame.data.event);
   };
   conn.onClose = (err) => {
     if (!detached) onEnd(err.message);
