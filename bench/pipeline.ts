@@ -29,7 +29,7 @@ import type { Plan } from '../engine/plan/plan.js';
 import { presetPlan } from '../engine/plan/presets.js';
 import { measuredBubble, pipelineSpanMs, stageComputeMs } from '../engine/protocol/clockAlign.js';
 import type { JobEvent, TimelineJobEvent } from '../engine/protocol/events.js';
-import type { SyntheticStageMs } from '../agents/exec/syntheticStage.js';
+import type { SyntheticStageMs } from '../engine/protocol/syntheticStage.js';
 import { simulatePipeline } from '../engine/sim/simulatePipeline.js';
 import { report, type Column } from './lib/report.js';
 import { args, numberFlag as flag } from './lib/args.js';

@@ -11,7 +11,8 @@ import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { parseConfig, readConfigFromStdin } from '../runtime/readConfig.js';
-import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart, teamAfterRestart } from './restart.js';
+import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart } from './restart.js';
+import { teamAfterRestart } from '../../engine/plan/restartPolicy.js';
 
 const now = () => Date.now();
 

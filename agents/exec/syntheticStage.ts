@@ -1,21 +1,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type { StageModule } from './stageModule.js';
 import { sleepThread, spinThread } from './threadWait.js';
-
-/** How long a synthetic stage's passes take per micro-batch, in milliseconds, and how they wait. */
-export interface SyntheticStageMs {
-  forward: number;
-  backward: number;
-  /**
-   * Hold the core for the whole pass, as real arithmetic does, instead of sleeping. Only where every
-   * stage has a core of its own. A sleeping thread leaves its CPU idle, and on this kind of virtual
-   * machine the first moments after an idle CPU wakes run several times slower (measured: 0.3–0.9 ms
-   * for work that takes 0.02 ms on a busy CPU). That slowness lands on the transfers after each pass:
-   * p = 2, m = 16 1F1B measured a bubble of 0.080–0.106 asleep and 0.064–0.068 busy (theory 0.059).
-   * Real stages keep their cores busy and do not pay it.
-   */
-  busy?: boolean;
-}
+import type { SyntheticStageMs } from '../../engine/protocol/syntheticStage.js';
 
 /**
  * Turn a stage module into a synthetic one: its forward and backward passes do no arithmetic, they take

@@ -1,8 +1,8 @@
 import type { Connection } from '../../engine/wire/connection.js';
 import { connectAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 
-/** An agent that lost its coordinator exits with this code to be started again by its supervisor. */
-export const REJOIN_EXIT_CODE = 75;
+/** An agent that lost its coordinator exits with this code to be started again by its supervisor (the restart policy). */
+export { REJOIN_EXIT_CODE } from '../../engine/plan/restartPolicy.js';
 
 /** How long a restarted agent keeps trying to reach a coordinator that is itself restarting. */
 const REJOIN_WINDOW_MS = 90_000;

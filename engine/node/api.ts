@@ -78,9 +78,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async resizeJob(jobId: string, request) {
       const parsed = ResizeRequestSchema.safeParse(request);
       if (!parsed.success) throw new Error(`The resize request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-      const target = job(jobId);
-      if (target instanceof LocalJob && parsed.data.hosts?.length) throw new Error(`Job ${target.id} runs on this machine: it takes agents here only (add), not on hosts.`);
-      await target.resize(parsed.data);
+      await job(jobId).resize(parsed.data);
     },
     async listJobs(): Promise<JobSummary[]> {
       const local = [...jobs.values()].map((j) => ({

@@ -1,11 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { localClusterSpec } from '../cluster/cluster.js';
 import { stepsPerEpoch } from '../data/dataOrder.js';
-import { formatDiagnostics, hasErrors } from '../plan/diagnostics.js';
-import { executionSupport } from '../plan/executionSupport.js';
 import { agentsNeeded, type Plan } from '../plan/plan.js';
-import { validatePlan } from '../plan/validate.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema, type DeployedJobSummary } from '../protocol/deploy.js';
 import type { JobEvent } from '../protocol/events.js';
 import type { StudioApi } from '../protocol/studioApi.js';
@@ -17,11 +13,10 @@ import { SshLauncher } from './deploy/sshLauncher.js';
 import { DeployedStudioJob } from './deployedStudioJob.js';
 import { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { clustersFile, findCluster } from './hosts/clusterStore.js';
-import { newJobId } from './jobs/deployJob.js';
+import { assertPlanRuns, newJobId, stepsFor } from './jobs/jobConfigs.js';
 import { studioTraining } from './studioTraining.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
-import { stepsFor } from './jobs/localJob.js';
 import { runsRoot, type RunRecord } from './jobs/runStore.js';
 
 export type DeployApi = Pick<StudioApi, 'deployJob' | 'deployStatus' | 'answerDeployHostKey' | 'listDeployedJobs' | 'attachDeployedJob'>;
@@ -68,8 +63,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
       const { model, training } = studioTraining(r.plan, r.data, r.loss);
       const agents = agentsNeeded(r.plan);
       // The same checks deployJob makes, here so that a plan that cannot run is refused at once.
-      const diagnostics = [...validatePlan(r.plan, model, localClusterSpec(agents)), ...executionSupport(r.plan, model)];
-      if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
+      assertPlanRuns(r.plan, model, agents);
       const questions = new HostKeyQuestions(nextPromptId);
       let launcher: Launcher;
       let cluster = 'local';

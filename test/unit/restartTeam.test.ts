@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { teamAfterRestart } from '../../agents/coordinator/restart.js';
+import { teamAfterRestart } from '../../engine/plan/restartPolicy.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { agentsNeeded, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';

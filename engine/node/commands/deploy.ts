@@ -10,7 +10,7 @@ import { resolveClusterArg } from '../hosts/clusterArg.js';
 import { connectPrompts } from './connectPrompts.js';
 import { attachJob } from '../jobs/attachJob.js';
 import { deployJob } from '../jobs/deployJob.js';
-import { stepsFor } from '../jobs/localJob.js';
+import { stepsFor } from '../jobs/jobConfigs.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, TRAIN_OPTIONS } from './train.js';
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { MAX_RESTARTS, REJOIN_EXIT_CODE, SIGNALLED_EXIT_ABOVE } from '../../plan/restartPolicy.js';
 import type { ProcessSpec, ProcessState } from './launcher.js';
 import { assertPlainName, shQuote } from './shellQuote.js';
 
@@ -14,7 +15,10 @@ import { assertPlainName, shQuote } from './shellQuote.js';
  * agents' configurations inside them carry the job secret.
  */
 
-/** The body of the detached `sh -c` that runs one process (see startScript); no single quotes inside. */
+/**
+ * The body of the detached `sh -c` that runs one process (see startScript); no single quotes inside.
+ * Its restart condition is engine/plan/restartPolicy.ts's `restartsAfterExit`, written in sh.
+ */
 const SUPERVISOR = [
   'echo $$ > "$1/$2.pid"',
   'export SHOAL_SUPERVISED=1',
@@ -22,8 +26,8 @@ const SUPERVISOR = [
   ': > "$1/$2.out"',
   'while :; do',
   '  SHOAL_RESTART=$n node "$3" "$4" < "$1/$2.config" >> "$1/$2.out" 2>> "$5/$2.log"; c=$?',
-  '  if [ $n -lt 3 ] && { [ $c -eq 75 ] || { [ "$4" = coordinator ] && [ $c -gt 128 ]; }; }; then',
-  '    n=$((n+1)); echo "[$2] exited with code $c; starting it again ($n of 3)" >> "$5/$2.log"; sleep 1',
+  `  if [ $n -lt ${MAX_RESTARTS} ] && { { [ "$4" = agent ] && [ $c -eq ${REJOIN_EXIT_CODE} ]; } || { [ "$4" = coordinator ] && [ $c -gt ${SIGNALLED_EXIT_ABOVE} ]; }; }; then`,
+  `    n=$((n+1)); echo "[$2] exited with code $c; starting it again ($n of ${MAX_RESTARTS})" >> "$5/$2.log"; sleep 1`,
   '  else break; fi',
   'done',
   'echo $c > "$1/$2.exit"',
@@ -66,7 +70,7 @@ export function startScript(spec: ProcessSpec, bundle: string, env: Record<strin
     // process group holds everything the job started on this host (stop kills the group, this loop
     // included). The loop is a supervisor: a coordinator killed by a signal (SIGKILL, the OOM killer)
     // starts again and resumes from its newest checkpoint; an agent that lost its coordinator exits
-    // 75 and starts again to rejoin it (agents/coordinator/restart.ts). At most 3 restarts each.
+    // 75 and starts again to rejoin it (engine/plan/restartPolicy.ts). At most 3 restarts each.
     `$DETACH sh -c '${SUPERVISOR}' sh "$J" ${shQuote(name)} "$B" ${shQuote(spec.role)} "$R" < /dev/null > /dev/null 2>&1 &`,
     `i=0; while [ ! -s "$J/${name}.pid" ]; do i=$((i+1)); [ $i -le 400 ] || { echo "the process did not start within 20 s" >&2; exit 4; }; sleep 0.05; done`,
     `echo "pid $(cat "$J/${name}.pid")"`,

@@ -25,3 +25,46 @@ export function startAgentProcess(
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return { child, exited };
 }
+
+export const hasExited = (p: StartedProcess): boolean => p.child.exitCode !== null || p.child.signalCode !== null;
+
+/**
+ * The processes of a job that are this process's children (`shoal train`, the studio's Train): they
+ * end with it, unlike a launcher's detached ones.
+ */
+export class ChildProcesses {
+  private readonly all: StartedProcess[] = [];
+
+  add(p: StartedProcess): StartedProcess {
+    this.all.push(p);
+    return p;
+  }
+
+  alive(): StartedProcess[] {
+    return this.all.filter((p) => !hasExited(p));
+  }
+
+  /**
+   * SIGTERM first, with SIGCONT so that a stopped (SIGSTOP) process acts on it now; SIGKILL after a
+   * grace period for anything still there.
+   */
+  end(): void {
+    for (const p of this.alive()) {
+      p.child.kill('SIGTERM');
+      p.child.kill('SIGCONT');
+    }
+    setTimeout(() => this.alive().forEach((p) => p.child.kill('SIGKILL')), 2000).unref();
+  }
+
+  /** SIGKILL whatever is left (a crashed coordinator's agents) and wait for it to go. */
+  async killNow(): Promise<void> {
+    const left = this.alive();
+    for (const p of left) p.child.kill('SIGKILL');
+    await Promise.all(left.map((p) => p.exited));
+  }
+
+  /** Resolves once every process started so far has exited. */
+  async exited(): Promise<void> {
+    await Promise.all(this.all.map((p) => p.exited));
+  }
+}

@@ -5,6 +5,7 @@ import type { PrepareEvent } from '../deploy/launcher.js';
 import { SshLauncher, type SshLauncherOptions } from '../deploy/sshLauncher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import type { SshHost } from './host.js';
+import { agentConfig } from '../jobs/jobConfigs.js';
 
 /** One step of the survey, for progress lines: per host (`prepare`, `agent`) or for the whole survey (host `links`). */
 export interface SurveyEvent {
@@ -72,7 +73,7 @@ export async function surveyLinks(cluster: string, hosts: SshHost[], leftOut: Cl
       config: { mode: 'survey', secret, jobId, agents: ready.length, model: zooModel('mlp'), listenHost: head.peerAddress, roundTimeoutSec: 120, resultPath: 'survey.json' },
     });
     await mapBounded(ready, 8, async (t, i) => {
-      await launcher.start(t.alias, { jobId, role: 'agent', name: `agent-${i}`, config: { secret, coordinator: { host: head.peerAddress, port: coordinator.port }, bindHost: t.peerAddress, hostLabel: t.alias } });
+      await launcher.start(t.alias, { jobId, role: 'agent', name: `agent-${i}`, config: agentConfig(secret, { host: head.peerAddress, port: coordinator.port! }, t.peerAddress, t.alias) });
       emit({ host: t.alias, step: 'agent', status: 'running', detail: 'agent started, joining' });
     });
 

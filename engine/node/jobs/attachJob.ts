@@ -1,7 +1,7 @@
 import { JobEventSchema, type JobEvent } from '../../protocol/events.js';
-import { connectAuthenticated } from '../../wire/handshake.js';
 import type { Launcher } from '../deploy/launcher.js';
 import type { DeployRecord } from './deployRecord.js';
+import { followEvents } from './jobControl.js';
 
 export interface AttachResult {
   /** Whether the coordinator was running and the events came live (else from the head host's history file). */
@@ -78,13 +78,13 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
   const forward = await launcher.forward(record.head, record.coordinator.listenHost, record.coordinator.port);
   try {
     // A restarted coordinator replays the whole history (restart.ts): a reconnect asks for what it has not seen.
-    const conn = await connectAuthenticated(forward.host, forward.port, secret, { role: 'studio', since });
-    await new Promise<void>((resolve) => {
+    await new Promise<void>((resolve, reject) => {
       let quiet: NodeJS.Timeout | undefined;
+      let detach: (() => void) | undefined;
       const done = () => {
         clearTimeout(quiet);
         signal?.removeEventListener('abort', done);
-        conn.close();
+        detach?.();
         resolve();
       };
       // Without follow, stop once the replay has gone quiet: the history so far has arrived.
@@ -93,20 +93,17 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
         clearTimeout(quiet);
         quiet = setTimeout(done, 300);
       };
-      rearm();
-      if (signal?.aborted) return done();
-      signal?.addEventListener('abort', done, { once: true });
-      conn.onMessage = (m) => {
-        if (m.header.type !== 'event') return;
-        deliver(m.header.event as JobEvent);
+      const onEvent = (event: JobEvent) => {
+        deliver(event);
         if (hasEnded()) done();
         else rearm();
       };
-      conn.onClose = () => {
-        clearTimeout(quiet);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
+      followEvents({ host: forward.host, port: forward.port, secret }, onEvent, done, since).then((d) => {
+        detach = d;
+        rearm();
+        if (signal?.aborted) return done();
+        signal?.addEventListener('abort', done, { once: true });
+      }, reject);
     });
   } finally {
     forward.close();

@@ -1,10 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { localClusterSpec } from '../../cluster/cluster.js';
 import type { ModelGraph } from '../../model/graph.js';
-import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
-import { executionSupport } from '../../plan/executionSupport.js';
 import { agentsNeeded, type Plan } from '../../plan/plan.js';
-import { validatePlan } from '../../plan/validate.js';
 import type { SshHost } from '../hosts/host.js';
 import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProcess } from '../deploy/launcher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
@@ -13,6 +8,7 @@ import { createRunDir } from './runStore.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
+import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret } from './jobConfigs.js';
 
 export interface DeployOptions {
   launcher: Launcher;
@@ -47,10 +43,6 @@ export class DeployError extends Error {
   }
 }
 
-export function newJobId(): string {
-  return `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
-}
-
 /** Agents go round-robin over the hosts, head first, so every host of the cluster takes part. */
 export function placeAgents(targets: readonly LaunchTarget[], agents: number): LaunchTarget[] {
   return Array.from({ length: agents }, (_, i) => targets[i % targets.length]);
@@ -65,8 +57,11 @@ export function placeAgents(targets: readonly LaunchTarget[], agents: number): L
 export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   const { launcher, model, plan } = o;
   const agents = agentsNeeded(plan);
-  const diagnostics = [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan, model)];
-  if (hasErrors(diagnostics)) throw new DeployError(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
+  try {
+    assertPlanRuns(plan, model, agents);
+  } catch (err) {
+    throw new DeployError((err as Error).message);
+  }
 
   // A user's model file and data folder go with the job (this machine reads them where they are).
   const inputs = o.training ? jobInputs(model, o.training) : null;
@@ -86,7 +81,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
 
   const jobId = o.jobId ?? newJobId();
   const createdAt = new Date().toISOString();
-  const secret = randomBytes(32).toString('hex');
+  const secret = newJobSecret();
   const head = launcher.targets[0];
   const placement = placeAgents(launcher.targets, agents);
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
@@ -98,22 +93,8 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
     jobId,
     role: 'coordinator',
     name: 'coordinator',
-    config: {
-      secret,
-      jobId,
-      plan,
-      model: remote.model,
-      ...(remote.training ? { training: remote.training } : {}),
-      agents,
-      steps: o.steps,
-      evalEverySteps: o.evalEverySteps,
-      checkpointEverySteps: o.checkpointEverySteps,
-      // Relative to the job's run folder on the head host (~/.shoal/runs/<id>), the process's cwd.
-      checkpointDir: 'checkpoints',
-      profilePath: 'profile.json',
-      eventLogPath: 'events.jsonl',
-      listenHost,
-    },
+    // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>), the process's cwd.
+    config: coordinatorConfig({ jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps }, secret, { runDir: '', listenHost }),
   });
   const record: DeployRecord = {
     version: 1,
@@ -137,7 +118,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
         jobId,
         role: 'agent',
         name: `agent-${i}`,
-        config: { secret, coordinator: { host: listenHost, port: coordinator.port }, bindHost: target.peerAddress, hostLabel: target.alias },
+        config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, target.alias),
       })
       .catch((err: Error) => err),
   );

@@ -64,11 +64,12 @@ export async function requestResize(at: CoordinatorAddress, request: ResizeReque
 }
 
 /**
- * Attach to a coordinator's event stream: its whole history first, then live events. Returns a
- * function that detaches; `onEnd` is called if the coordinator closes the stream.
+ * The one client of a coordinator's event stream (LocalJob, attach, resize): its history from event
+ * `since` first, then live events. Returns a function that detaches; `onEnd` is called if the
+ * coordinator closes the stream.
  */
-export async function followEvents(at: CoordinatorAddress, onEvent: (event: JobEvent) => void, onEnd: (reason: string) => void = () => {}): Promise<() => void> {
-  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since: 0 });
+export async function followEvents(at: CoordinatorAddress, onEvent: (event: JobEvent) => void, onEnd: (reason: string) => void = () => {}, since = 0): Promise<() => void> {
+  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since });
   let detached = false;
   conn.onMessage = (m) => {
     const frame = EventFrameSchema.safeParse(m.header);

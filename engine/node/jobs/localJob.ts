@@ -1,26 +1,19 @@
-import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { basename, join } from 'node:path';
-import { stepsPerEpoch } from '../../data/dataOrder.js';
-import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import type { ModelGraph } from '../../model/graph.js';
-import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import type { Plan } from '../../plan/plan.js';
-import { validatePlan } from '../../plan/validate.js';
-import { executionSupport } from '../../plan/executionSupport.js';
-import { localClusterSpec } from '../../cluster/cluster.js';
+import { MAX_RESTARTS, restartsAfterExit, teamAfterRestart } from '../../plan/restartPolicy.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
-import { connectAuthenticated } from '../../wire/handshake.js';
-import { teamAfterRestart } from '../../../agents/coordinator/restart.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
-import { startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
+import { ChildProcesses, hasExited, startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
-import { checkResize, requestResize, type ResizeRequest } from './jobControl.js';
+import { agentConfig, assertPlanRuns, coordinatorConfig, defaultEvalEvery, newJobId, newJobSecret, stepsFor, tuningOf, type CoordinatorRestart, type CoordinatorTuning, type JobSpec } from './jobConfigs.js';
+import { followEvents, type ResizeRequest } from './jobControl.js';
+import { resizeJob } from './resizeJob.js';
 import { createRunDir, latestCheckpoint } from './runStore.js';
-import type { SyntheticStageMs } from '../../../agents/exec/syntheticStage.js';
 
-export interface LocalJobOptions {
+export interface LocalJobOptions extends CoordinatorTuning {
   model: ModelGraph;
   plan: Plan;
   agents: number;
@@ -39,29 +32,9 @@ export interface LocalJobOptions {
   resumeFrom?: string;
   /** Evaluate on the test set every this many steps (and at the end); default: every epoch. */
   evalEverySteps?: number;
-  /**
-   * Benchmarks only: stages do no arithmetic but take this long per micro-batch (sleeping, so a
-   * schedule's utilization can be measured on a machine with fewer cores than stages, or holding a
-   * core with `busy`) and pass zeros on.
-   */
-  syntheticStageMs?: SyntheticStageMs;
-  /** Re-balance virtual nodes between replicas by measured speed (default true). */
-  rebalance?: boolean;
   /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower (sleeps after each pass). */
   agentSlowdowns?: number[];
-  /** Start each gradient bucket's all-reduce during the step's last backward pass (default true; benchmarks turn it off to measure the gain). */
-  overlapGradients?: boolean;
-  /** Profile layers and links before the first step and write profile.json in the run folder (default true). */
-  profile?: boolean;
-  /** Batch sizes the profile times each layer at (default: around the plan's micro-batch). */
-  profileBatches?: number[];
-  /** Timed repetitions per layer and batch size (default 3). */
-  profileRepeats?: number;
-  /** Calibration-grade profile (benchmarks): every agent times the whole model, alone and all at once, and all-reduces at several sizes. */
-  profileFull?: boolean;
-  /** Emit the measured timeline of every this many steps (default 10; 0 = never). */
-  timelineEverySteps?: number;
-  /** How often a coordinator that crashes mid-job is restarted from the newest checkpoint (default 3; 0 = never). */
+  /** How often a coordinator that crashes mid-job is restarted from the newest checkpoint (default: the restart policy's; 0 = never). */
   coordinatorRestarts?: number;
   onEvent: (event: JobEvent) => void;
 }
@@ -69,11 +42,6 @@ export interface LocalJobOptions {
 /** The default "This machine" cluster size: one agent per core, at least two. */
 export function defaultLocalAgents(): number {
   return Math.max(2, cpus().length);
-}
-
-export function stepsFor(plan: Plan, epochs?: number, steps?: number, trainSamples = MNIST_TRAIN): number {
-  if (steps !== undefined) return steps;
-  return Math.max(1, Math.round((epochs ?? 1) * stepsPerEpoch(trainSamples, plan.globalBatch)));
 }
 
 /**
@@ -89,13 +57,12 @@ export class LocalJob {
   runDir = '';
   /** Resolves with the final event, or rejects with the reason the job failed or was stopped. */
   done: Promise<FinalEvent> | null = null;
-  private readonly processes: StartedProcess[] = [];
+  private readonly processes = new ChildProcesses();
   private stopping = false;
 
   constructor(readonly options: LocalJobOptions) {
-    const diagnostics = [...validatePlan(options.plan, options.model, localClusterSpec(options.agents)), ...executionSupport(options.plan, options.model)];
-    if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
-    this.id = `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
+    assertPlanRuns(options.plan, options.model, options.agents);
+    this.id = newJobId();
   }
 
   /** Start the processes; the returned promise is also kept as `done`. */
@@ -113,6 +80,7 @@ export class LocalJob {
     if (event.type === 'membership' && this.runDir) writeMembershipFile(this.runDir, event);
     this.events.push(event);
     this.options.onEvent(event);
+    for (const f of this.followers) f.onEvent(event);
   }
 
   private log(level: 'info' | 'warn' | 'error', host: string, rank: number | null, message: string): void {
@@ -130,7 +98,8 @@ export class LocalJob {
       this.failWith = reject;
     });
     finalEvent.catch(() => {}); // `done` carries the outcome to whoever awaits it
-    await this.startCoordinator(randomBytes(32).toString('hex'), steps, this.options.resumeFrom);
+    this.spec = this.jobSpec(steps);
+    await this.startCoordinator(newJobSecret());
     return finalEvent;
   }
 
@@ -138,9 +107,8 @@ export class LocalJob {
    * Start a coordinator (fresh, or resuming from a checkpoint after the previous one crashed), attach
    * to its events and start the agents, which join it on their own.
    */
-  private async startCoordinator(secret: string, steps: number, resumeFrom: string | undefined, team?: { plan: Plan; agents: number } | null): Promise<void> {
-    const { model, plan } = this.options;
-    const agents = team?.agents ?? this.options.agents;
+  private async startCoordinator(secret: string, restart?: CoordinatorRestart): Promise<void> {
+    const agents = restart?.team?.agents ?? this.options.agents;
     const bundle = agentBundlePath();
     const epoch = ++this.coordinatorEpoch;
     let port!: (p: number) => void;
@@ -148,32 +116,7 @@ export class LocalJob {
     const coordinator = startAgentProcess(
       bundle,
       'coordinator',
-      {
-        secret,
-        jobId: this.id,
-        plan,
-        ...(team ? { startPlan: team.plan } : {}),
-        model,
-        training: this.options.training,
-        agents,
-        steps,
-        evalEverySteps: this.options.evalEverySteps ?? stepsPerEpoch(this.options.training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch),
-        checkpointDir: join(this.runDir, 'checkpoints'),
-        checkpointEverySteps: this.options.checkpointEverySteps,
-        resumeFrom,
-        syntheticStageMs: this.options.syntheticStageMs,
-        overlapGradients: this.options.overlapGradients,
-        rebalance: this.options.rebalance,
-        // A resumed coordinator has the first one's profile already on disk.
-        profile: epoch === 1 ? this.options.profile : false,
-        profilePath: join(this.runDir, 'profile.json'),
-        // The job's history outlives this process: the studio lists and reopens past runs from it.
-        eventLogPath: join(this.runDir, 'events.jsonl'),
-        profileBatches: this.options.profileBatches,
-        profileRepeats: this.options.profileRepeats,
-        profileFull: this.options.profileFull,
-        timelineEverySteps: this.options.timelineEverySteps,
-      },
+      coordinatorConfig(this.spec!, secret, { runDir: this.runDir }, restart),
       () => {}, // the coordinator's own log lines reach us as events
       (line) => {
         try {
@@ -184,7 +127,7 @@ export class LocalJob {
         }
       },
     );
-    this.processes.push(coordinator);
+    this.processes.add(coordinator);
     this.coordinatorProcess = coordinator;
     const coordinatorPort = await Promise.race([
       listening,
@@ -207,8 +150,8 @@ export class LocalJob {
         // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
         // (SIGSTOP) cannot notice, so whatever is left is ended.
         setTimeout(() => this.kill(), 1000).unref();
-      } else if (this.state === 'running' && this.restarts < (this.options.coordinatorRestarts ?? 3)) {
-        void this.resumeAfterCrash(secret, steps, code);
+      } else if (this.state === 'running' && restartsAfterExit('coordinator', code, this.restarts, this.options.coordinatorRestarts)) {
+        void this.resumeAfterCrash(secret, code);
       } else {
         const how = code === null ? 'was killed' : `exited with code ${code}`;
         const restarted = this.restarts > 0 ? ` after ${this.restarts} restart${this.restarts === 1 ? '' : 's'}` : '';
@@ -223,25 +166,32 @@ export class LocalJob {
    * agents. Steps since that checkpoint run again — with the same data and arithmetic, so the result
    * equals an uninterrupted run. A job failure the coordinator reported itself is not retried.
    */
-  private async resumeAfterCrash(secret: string, steps: number, code: number | null): Promise<void> {
+  private async resumeAfterCrash(secret: string, code: number | null): Promise<void> {
     this.restarts++;
+    for (const f of this.followers) f.onEnd(`the coordinator ${code === null ? 'was killed' : `exited with code ${code}`} and is restarted`);
     const checkpoint = latestCheckpoint(join(this.runDir, 'checkpoints')) ?? this.options.resumeFrom;
     const lastStep = [...this.events].reverse().find((e) => e.type === 'step');
     const at = lastStep?.type === 'step' ? ` after step ${lastStep.step}` : '';
     const how = code === null ? 'was killed' : `exited with code ${code}`;
     const from = checkpoint ? `checkpoint ${basename(checkpoint)}` : 'the first step (no checkpoint was written yet)';
-    this.log('warn', 'coordinator', null, `The coordinator ${how}${at}; restarting it from ${from} (restart ${this.restarts} of at most ${this.options.coordinatorRestarts ?? 3}).`);
+    this.log('warn', 'coordinator', null, `The coordinator ${how}${at}; restarting it from ${from} (restart ${this.restarts} of at most ${this.options.coordinatorRestarts ?? MAX_RESTARTS}).`);
     this.emit({ type: 'status', state: 'starting', message: `restarting the coordinator from ${from}`, time: Date.now() });
-    const leftovers = this.processes.filter((p) => !hasExited(p));
-    for (const p of leftovers) p.child.kill('SIGKILL');
-    await Promise.all(leftovers.map((p) => p.exited));
+    await this.processes.killNow();
     if (this.stopping) return;
     try {
       const { plan, model, agents } = this.options;
-      await this.startCoordinator(secret, steps, checkpoint, teamAfterRestart(plan, model, agents, this.events));
+      await this.startCoordinator(secret, { team: teamAfterRestart(plan, model, agents, this.events), resumeFrom: checkpoint });
     } catch (err) {
       this.fail(`The coordinator could not be restarted: ${(err as Error).message}`);
     }
+  }
+
+  /** What every coordinator of this job is told (set when the job starts). */
+  private spec: JobSpec | null = null;
+
+  private jobSpec(steps: number): JobSpec {
+    const { model, plan, training, agents, checkpointEverySteps, resumeFrom, evalEverySteps } = this.options;
+    return { jobId: this.id, model, plan, training, agents, steps, evalEverySteps: evalEverySteps ?? defaultEvalEvery(plan, training), checkpointEverySteps, resumeFrom, tuning: tuningOf(this.options) };
   }
 
   private coordinator: { port: number; secret: string; bundle: string } | null = null;
@@ -265,13 +215,13 @@ export class LocalJob {
     const slowdown = this.options.agentSlowdowns?.[index];
     const coordinatorOf = this.coordinatorProcess;
     const recent: string[] = [];
-    const agent = startAgentProcess(bundle, 'agent', { secret, coordinator: { host: '127.0.0.1', port }, bindHost: '127.0.0.1', hostLabel: host, slowdown }, (line) => {
+    const agent = startAgentProcess(bundle, 'agent', agentConfig(secret, { host: '127.0.0.1', port }, '127.0.0.1', host, slowdown), (line) => {
       // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
       recent.push(line);
       if (recent.length > 5) recent.shift();
       this.log('info', host, null, line);
     });
-    this.processes.push(agent);
+    this.processes.add(agent);
     agent.child.once('exit', (code, signal) => {
       if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
       // Agents end with their coordinator: when it has gone, its exit is what counts (see startCoordinator).
@@ -287,18 +237,37 @@ export class LocalJob {
   }
 
   /**
-   * Change the job's agents without a restart: start `add` more agent processes and/or release the
-   * agents holding ranks `remove`. The coordinator applies it at the next step boundary, keeping the
-   * global batch and hyperparameters (virtual nodes are re-mapped); a `membership` event follows.
+   * Change the job's agents without a restart: start `add` more agent processes here and/or release
+   * the agents holding ranks `remove` (resizeJob.ts). Resolves once the coordinator has applied it, at
+   * the next step boundary (a `membership` event). Its agents are children of this process, so it
+   * takes no agents on other hosts.
    */
-  async resize(request: ResizeRequest): Promise<void> {
+  async resize(request: ResizeRequest & { hosts?: string[] }): Promise<void> {
+    if (request.hosts?.length) throw new Error(`Job ${this.id} runs on this machine: it takes agents here only (add), not on hosts.`);
     if (!this.coordinator || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
     if (this.options.plan.schedule === 'async') throw new Error(`Job ${this.id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
-    const add = request.add ?? 0;
-    checkResize(this.id, [...this.events].reverse().find((e) => e.type === 'membership'), request);
-    await requestResize({ host: '127.0.0.1', port: this.coordinator.port, secret: this.coordinator.secret }, { add, remove: request.remove ?? [] });
-    for (let i = 0; i < add; i++) this.spawnAgent();
+    const { port, secret } = this.coordinator;
+    await resizeJob(
+      {
+        jobId: this.id,
+        at: { host: '127.0.0.1', port, secret },
+        // This process already follows the job: its own events, from now on.
+        events: async (onEvent, onEnd) => {
+          const follower = { onEvent, onEnd };
+          this.followers.add(follower);
+          return () => this.followers.delete(follower);
+        },
+        current: () => [...this.events].reverse().find((e): e is Extract<JobEvent, { type: 'membership' }> => e.type === 'membership'),
+        startAgents: async (add) => {
+          for (let i = 0; i < add; i++) this.spawnAgent();
+        },
+      },
+      request,
+    );
   }
+
+  /** Resizes waiting for their generation; a coordinator restarted under them ends their wait. */
+  private readonly followers = new Set<{ onEvent: (e: JobEvent) => void; onEnd: (reason: string) => void }>();
 
   private failWith: (err: Error) => void = () => {};
 
@@ -311,11 +280,8 @@ export class LocalJob {
 
   /** Attach to the coordinator's event stream as a studio client; its final event ends the job. */
   private async attach(port: number, secret: string, epoch: number): Promise<void> {
-    const conn = await connectAuthenticated('127.0.0.1', port, secret, { role: 'studio', since: 0 });
     const coordinator = this.coordinatorProcess;
-    conn.onMessage = (m) => {
-      if (m.header.type !== 'event') return;
-      const event = m.header.event as JobEvent;
+    const onEvent = (event: JobEvent) => {
       if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
       this.emit(event);
       if (event.type === 'final') this.resolveFinal(event);
@@ -324,14 +290,14 @@ export class LocalJob {
         this.kill();
       }
     };
-    conn.onClose = () => {
+    await followEvents({ host: '127.0.0.1', port, secret }, onEvent, () => {
       // A coordinator that exits closes the connection first; its exit decides (a restart or a
       // failure). Only a connection lost while the coordinator still runs fails the job here.
       setTimeout(() => {
         const current = epoch === this.coordinatorEpoch && coordinator && !hasExited(coordinator);
         if (current && this.state !== 'finished' && !this.stopping) this.fail('Lost the connection to the coordinator.');
       }, 3000).unref();
-    };
+    });
   }
 
   /** Stop the job: every process of it is killed. */
@@ -340,7 +306,7 @@ export class LocalJob {
       // Nothing to stop, but an agent fenced while stopped (SIGSTOP) may still be there: end it now,
       // rather than leave it to a timer that a closing studio or CLI may not outlive.
       this.kill();
-      await Promise.all(this.processes.map((p) => p.exited));
+      await this.processes.exited();
       return;
     }
     this.stopping = true;
@@ -348,26 +314,15 @@ export class LocalJob {
     this.emit({ type: 'status', state: 'stopped', message: 'stopped by the user', time: Date.now() });
     this.failWith(new Error('The job was stopped.'));
     this.kill();
-    await Promise.all(this.processes.map((p) => p.exited));
+    await this.processes.exited();
   }
 
-  /**
-   * SIGTERM first, with SIGCONT so that a stopped (SIGSTOP) process acts on it now; SIGKILL after a
-   * grace period for anything still there.
-   */
   private kill(): void {
-    const alive = () => this.processes.filter((p) => !hasExited(p));
-    for (const p of alive()) {
-      p.child.kill('SIGTERM');
-      p.child.kill('SIGCONT');
-    }
-    setTimeout(() => alive().forEach((p) => p.child.kill('SIGKILL')), 2000).unref();
+    this.processes.end();
   }
 
   /** Wait until every process of the job has exited (after `done`). */
   async exited(): Promise<void> {
-    await Promise.all(this.processes.map((p) => p.exited));
+    await this.processes.exited();
   }
 }
-
-const hasExited = (p: StartedProcess) => p.child.exitCode !== null || p.child.signalCode !== null;

@@ -1,4 +1,3 @@
-import type { JobEvent } from '../../protocol/events.js';
 import type { Launcher, PrepareEvent } from '../deploy/launcher.js';
 import { LocalLauncher } from '../deploy/localLauncher.js';
 import { SshLauncher, type SshLauncherOptions } from '../deploy/sshLauncher.js';
@@ -6,7 +5,9 @@ import { findCluster, loadClusters } from '../hosts/clusterStore.js';
 import type { SshHost } from '../hosts/host.js';
 import type { MembershipEvent } from './controlFile.js';
 import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
-import { checkResize, followEvents, requestResize, type CoordinatorAddress } from './jobControl.js';
+import { followEvents, type CoordinatorAddress } from './jobControl.js';
+import { resizeJob } from './resizeJob.js';
+import { agentConfig } from './jobConfigs.js';
 
 /** Agents to add on one host: a host of the job's cluster (or any stored cluster) by alias. */
 export interface HostAgents {
@@ -64,62 +65,49 @@ export async function resizeDeployedJob(
   const launcher: Launcher = record.launcher === 'local' ? new LocalLauncher() : new SshLauncher(hosts, options);
   let at: (CoordinatorAddress & { close(): void }) | undefined;
   try {
-    at = await coordinatorAddress(launcher, record);
+    const coordinator = (at = await coordinatorAddress(launcher, record));
     const targets = expandTargets(launcher, record, request.add);
     if (targets.length) await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}));
 
     const id = record.jobId;
-    let ours: string | undefined;
-    const seen: MembershipEvent[] = [];
-    let settle!: (m: MembershipEvent) => void;
-    let reject!: (err: Error) => void;
-    const applied = new Promise<MembershipEvent>((res, rej) => ((settle = res), (reject = rej)));
-    applied.catch(() => {});
     let latest: MembershipEvent | undefined;
-    const onEvent = (e: JobEvent) => {
-      if (e.type === 'membership') {
-        latest = e;
-        if (e.requestId !== undefined) {
-          seen.push(e);
-          if (e.requestId === ours) settle(e);
-        }
-      } else if (e.type === 'final') reject(new Error(`Job ${id} finished before the resize was applied.`));
-      else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message}` : ''}.`));
-    };
-    const detach = await followEvents(at!, onEvent, (reason) => reject(new Error(`Lost the connection to the coordinator of job ${id} before the resize was applied: ${reason}`)));
-    try {
-      // The coordinator replays the history first (in one burst): it says who holds which rank now,
-      // which a removal is checked against. Live events follow while training goes on.
-      if (request.remove.length) await new Promise((r) => setTimeout(r, 1000));
-      const addCount = targets.length;
-      checkResize(id, latest, { add: addCount, remove: request.remove });
-      ours = await requestResize(at!, { add: addCount, remove: request.remove });
-      const already = seen.find((e) => e.requestId === ours);
-      if (already) settle(already);
-      say(`job ${id}: resize accepted; it is applied at the next step boundary`);
-      const started: DeployedResizeOutcome['started'] = [];
-      let next = record.processes.filter((p) => p.role === 'agent').length;
-      for (const target of targets) {
-        const name = `agent-${next++}`;
-        const peer = launcher.targets.find((t) => t.alias === target)!.peerAddress;
-        const secret = at!.secret;
-        const agent = await launcher.start(target, {
-          jobId: id,
-          role: 'agent',
-          name,
-          config: { secret, coordinator: { host: record.coordinator.listenHost, port: record.coordinator.port }, bindHost: peer, hostLabel: target },
-        });
-        record.processes.push(agent);
-        writeDeployRecord(runDir, record);
-        started.push({ target, name, pid: agent.pid });
-        say(`started ${name} on ${target} (pid ${agent.pid})`);
-      }
-      for (const h of added) if (!record.hosts.some((x) => x.alias === h.alias)) record.hosts.push(h);
-      writeDeployRecord(runDir, record);
-      return { membership: await applied, started };
-    } finally {
-      detach();
-    }
+    const started: DeployedResizeOutcome['started'] = [];
+    const membership = await resizeJob(
+      {
+        jobId: id,
+        at: coordinator,
+        // The coordinator replays the history first (in one burst): it says who holds which rank now,
+        // which a removal is checked against. Live events follow while training goes on.
+        events: (onEvent, onEnd) =>
+          followEvents(
+            coordinator,
+            (e) => {
+              if (e.type === 'membership') latest = e;
+              onEvent(e);
+            },
+            onEnd,
+          ),
+        replayMs: 1000,
+        current: () => latest,
+        onProgress: say,
+        startAgents: async () => {
+          let next = record.processes.filter((p) => p.role === 'agent').length;
+          for (const target of targets) {
+            const name = `agent-${next++}`;
+            const peer = launcher.targets.find((t) => t.alias === target)!.peerAddress;
+            const agent = await launcher.start(target, { jobId: id, role: 'agent', name, config: agentConfig(coordinator.secret, { host: record.coordinator.listenHost, port: record.coordinator.port }, peer, target) });
+            record.processes.push(agent);
+            writeDeployRecord(runDir, record);
+            started.push({ target, name, pid: agent.pid });
+            say(`started ${name} on ${target} (pid ${agent.pid})`);
+          }
+          for (const h of added) if (!record.hosts.some((x) => x.alias === h.alias)) record.hosts.push(h);
+          writeDeployRecord(runDir, record);
+        },
+      },
+      { add: targets.length, remove: request.remove },
+    );
+    return { membership, started };
   } finally {
     at?.close();
     launcher.close();

@@ -1,10 +1,11 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import type { JobEvent } from '../../protocol/events.js';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startDetachedAgent, type DetachedAgent } from '../deploy/detachedAgent.js';
 import { ownerAlive, readControlFile, readMembershipFile, type ControlInfo, type MembershipEvent } from './controlFile.js';
-import { checkResize, followEvents, requestResize } from './jobControl.js';
+import { followEvents } from './jobControl.js';
+import { resizeJob } from './resizeJob.js';
+import { agentConfig } from './jobConfigs.js';
 import { runsRoot, type RunRecord } from './runStore.js';
 
 export interface RunningJob {
@@ -46,62 +47,43 @@ export interface ResizeOutcome {
 }
 
 /**
- * Resize a running local job from another process: ask its coordinator (control connection), start
- * `add` agents on this machine detached from us (they join on their own and live as long as the job),
- * and wait for the generation that applies the request.
+ * Resize a running local job from another process: its coordinator is reached through control.json,
+ * and the `add` agents start on this machine detached from us (they join on their own and live as
+ * long as the job).
  */
 export async function resizeRunningJob(job: RunningJob, add: number, remove: number[], onProgress: (line: string) => void = () => {}): Promise<ResizeOutcome> {
-  checkResize(job.record.jobId, readMembershipFile(job.runDir), { add, remove });
   const { control, runDir } = job;
   const at = { host: control.host, port: control.port, secret: control.secret };
-  const id = job.record.jobId;
-  let settle!: (m: MembershipEvent) => void;
-  let reject!: (err: Error) => void;
-  const applied = new Promise<MembershipEvent>((res, rej) => ((settle = res), (reject = rej)));
-  applied.catch(() => {});
-  // The generation that applies our request names it (the id the coordinator's acceptance carried).
-  let ours: string | undefined;
-  const seen: MembershipEvent[] = [];
-  const onEvent = (e: JobEvent) => {
-    if (e.type === 'membership' && e.requestId !== undefined) {
-      seen.push(e);
-      if (e.requestId === ours) settle(e);
-    } else if (e.type === 'final') reject(new Error(`Job ${id} finished before the resize was applied.`));
-    else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message}` : ''}.`));
-  };
-  let detach: () => void;
-  try {
-    detach = await followEvents(at, onEvent, (reason) => reject(new Error(`Lost the connection to the coordinator of job ${id} before the resize was applied: ${reason}`)));
-  } catch (err) {
-    throw new Error(`Job ${id} is not running: its coordinator does not answer at ${control.host}:${control.port} (${(err as Error).message}). \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
-  }
   const agents: DetachedAgent[] = [];
   try {
-    ours = await requestResize(at, { add, remove });
-    const already = seen.find((e) => e.requestId === ours);
-    if (already) settle(already);
-    onProgress(`job ${id}: resize accepted (${describeRequest(add, remove)}); it is applied at the next step boundary`);
-    if (add > 0) {
-      const bundle = agentBundlePath();
-      const first = readdirSync(runDir).filter((f) => /^agent-local-a\d+\.log$/.test(f)).length;
-      for (let i = 0; i < add; i++) {
-        const host = `local-a${first + i}`;
-        const agent = startDetachedAgent(bundle, { secret: control.secret, coordinator: { host: control.host, port: control.port }, bindHost: '127.0.0.1', hostLabel: host }, join(runDir, `agent-${host}.log`));
-        agents.push(agent);
-        onProgress(`started agent ${host} (pid ${agent.child.pid}), its output in ${agent.logFile}`);
-        agent.exited.then(({ code, signal }) => reject(new Error(`Agent ${host} (pid ${agent.child.pid}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before the resize was applied; see ${agent.logFile}.`)));
-      }
-    }
-    const membership = await applied;
+    const membership = await resizeJob(
+      {
+        jobId: job.record.jobId,
+        at,
+        current: () => readMembershipFile(runDir),
+        events: (onEvent, onEnd) =>
+          followEvents(at, onEvent, onEnd).catch((err: Error) => {
+            throw new Error(`Job ${job.record.jobId} is not running: its coordinator does not answer at ${control.host}:${control.port} (${err.message}). \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
+          }),
+        onProgress,
+        startAgents: async (n, failed) => {
+          const bundle = agentBundlePath();
+          const first = readdirSync(runDir).filter((f) => /^agent-local-a\d+\.log$/.test(f)).length;
+          for (let i = 0; i < n; i++) {
+            const host = `local-a${first + i}`;
+            const agent = startDetachedAgent(bundle, agentConfig(control.secret, control, '127.0.0.1', host), join(runDir, `agent-${host}.log`));
+            agents.push(agent);
+            onProgress(`started agent ${host} (pid ${agent.child.pid}), its output in ${agent.logFile}`);
+            agent.exited.then(({ code, signal }) => failed(new Error(`Agent ${host} (pid ${agent.child.pid}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before the resize was applied; see ${agent.logFile}.`)));
+          }
+        },
+      },
+      { add, remove },
+    );
     return { membership, started: agents.map((a) => ({ pid: a.child.pid ?? 0, host: agentHost(a), logFile: a.logFile })) };
   } finally {
-    detach();
     for (const a of agents) a.release();
   }
 }
 
 const agentHost = (a: DetachedAgent) => a.logFile.replace(/^.*agent-(.+)\.log$/, '$1');
-
-export function describeRequest(add: number, remove: number[]): string {
-  return [add ? `add ${add} agent${add === 1 ? '' : 's'}` : '', remove.length ? `remove rank${remove.length === 1 ? '' : 's'} ${remove.join(', ')}` : ''].filter(Boolean).join(', ');
-}
