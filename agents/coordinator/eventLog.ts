@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import type { EventFrame } from '../../engine/protocol/controlWire.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../../engine/wire/connection.js';
 
@@ -45,12 +46,12 @@ export class EventLog {
       }
     }
     for (const conn of this.subscribers) {
-      if (!conn.closed) conn.send({ type: 'event', index, event });
+      if (!conn.closed) conn.send({ type: 'event', index, event } satisfies EventFrame);
     }
   }
 
   attach(conn: Connection, since: number): void {
-    for (let i = Math.max(0, since); i < this.events.length; i++) conn.send({ type: 'event', index: i, event: this.events[i] });
+    for (let i = Math.max(0, since); i < this.events.length; i++) conn.send({ type: 'event', index: i, event: this.events[i] } satisfies EventFrame);
     this.subscribers.add(conn);
     conn.onClose = () => this.subscribers.delete(conn);
   }

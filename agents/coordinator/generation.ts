@@ -170,8 +170,7 @@ export class Generation {
       .finally(() => clearTimeout(timer));
   }
 
-  /** A request that expects no reply (replies are asked for with `ask`). */
-  broadcast(header: AgentRequest): void {
+  private broadcast(header: AgentRequest): void {
     for (const m of this.members) if (!m.lost) m.conn.send(header);
   }
 

@@ -1,6 +1,7 @@
 import { connectAuthenticated } from '../../wire/handshake.js';
 import { ControlReplySchema, EventFrameSchema, type ControlReply, type ControlRequest } from '../../protocol/controlWire.js';
 import type { JobEvent } from '../../protocol/events.js';
+import type { CoordinatorHello } from '../../protocol/handshake.js';
 import { parseHeader } from '../../protocol/wireHeader.js';
 
 export interface ResizeRequest {
@@ -42,7 +43,7 @@ export interface CoordinatorAddress {
  * applies it will carry; rejects with the coordinator's reason.
  */
 export async function requestResize(at: CoordinatorAddress, request: ResizeRequest): Promise<string> {
-  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'control' });
+  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'control' } satisfies CoordinatorHello);
   try {
     const reply = new Promise<ControlReply>((resolve, reject) => {
       conn.onMessage = (m) => {
@@ -69,7 +70,7 @@ export async function requestResize(at: CoordinatorAddress, request: ResizeReque
  * coordinator closes the stream.
  */
 export async function followEvents(at: CoordinatorAddress, onEvent: (event: JobEvent) => void, onEnd: (reason: string) => void = () => {}, since = 0): Promise<() => void> {
-  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since });
+  const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'studio', since } satisfies CoordinatorHello);
   let detached = false;
   conn.onMessage = (m) => {
     const frame = EventFrameSchema.safeParse(m.header);
