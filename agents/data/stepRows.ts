@@ -35,7 +35,7 @@ export function trainingRows(dataset: Dataset): RowPrefetcher {
   return fresh;
 }
 
-let last: { step: number; at: number; waitMs: number } | null = null;
+let last: { step: number; at: number; hits: number; misses: number } | null = null;
 
 /**
  * Step `step` begins on this agent: prefetch its reads and the next step's. With SHOAL_DATA_STATS
@@ -47,10 +47,10 @@ export function beginStep(rows: RowPrefetcher, step: number, readsOf: (step: num
   if (stats) {
     const now = performance.now();
     if (last && last.step === step - 1) {
-      const line = { pid: process.pid, step: last.step, stepMs: now - last.at, waitMs: rows.waitMs, hits: rows.hits, misses: rows.misses, maxRssKb: process.resourceUsage().maxRSS };
+      const line = { pid: process.pid, step: last.step, stepMs: now - last.at, waitMs: rows.waitMs, hits: rows.hits - last.hits, misses: rows.misses - last.misses, maxRssKb: process.resourceUsage().maxRSS };
       appendFileSync(stats, `${JSON.stringify(line)}\n`);
     }
-    last = { step, at: now, waitMs: 0 };
+    last = { step, at: now, hits: rows.hits, misses: rows.misses };
   }
   rows.plan(step, readsOf);
 }

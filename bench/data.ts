@@ -1,0 +1,160 @@
+/**
+ * Data benchmark: a large NumPy dataset (default 10 GB) trained by real agent processes, with each
+ * agent's resident memory bounded and the time spent waiting for input measured with prefetch on and
+ * off, side by side in the same run.
+ *
+ *   npm run bench -- data [--gb 10] [--features 4096] [--steps 30] [--batch 64] [--agents 2]
+ *
+ * The data: x.npy, float32 rows of --features values (16 KiB a row by default), and y.npy, 10 class
+ * ids, written in a throw-away folder (the free disk is checked first; the size is scaled down, with a
+ * note, when it cannot hold the data) and deleted at the end. Freshly written, the files sit in the page
+ * cache as far as memory allows. The model: an MLP features → 256 → 10 (tfjs-layers, saved as
+ * model.json), trained on a pp1-dpN plan (every agent reads its slice of each batch) by a LocalJob with
+ * the built agent bundle (`npm run build` first), once with SHOAL_PREFETCH=off (rows read in place,
+ * right before each forward pass) and once with prefetch (a worker thread reads the next micro-batches
+ * and the next step beside the compute). Each agent writes one line per step (SHOAL_DATA_STATS): step
+ * time, time waiting for rows, peak RSS (getrusage maxrss). Reported: the dataset size, each run's
+ * share of step time spent waiting for data (steps after the first two), the mean step time and each
+ * agent's peak RSS. Target: wait ≤ 5% of step time with prefetch.
+ */
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, statfsSync, writeSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalJob } from '../engine/node/jobs/localJob.js';
+import { loadModel } from '../engine/node/modelRef.js';
+import { trainingSetupFrom } from '../engine/node/trainingOptions.js';
+import { parsePlan } from '../engine/plan/plan.js';
+import { presetPlan } from '../engine/plan/presets.js';
+import { writeNpy } from '../engine/wire/data/npy.js';
+import { saveLayersModel, tfl } from '../test/support/userModels.js';
+import { numberFlag } from './lib/args.js';
+import { report, type Column } from './lib/report.js';
+
+const GiB = 1024 ** 3;
+const wantGb = numberFlag('gb', 10);
+const features = numberFlag('features', 4096);
+const steps = numberFlag('steps', 30);
+const batch = numberFlag('batch', 64);
+const agents = numberFlag('agents', 2);
+const notes: string[] = [];
+
+/** The .npy header np.save writes for a C-order float32 array of this shape (version 1, padded to 64 bytes). */
+function npyHeader(shape: number[]): Buffer {
+  const dict = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(', ')}), }`;
+  const headerLen = Math.ceil((10 + dict.length + 1) / 64) * 64 - 10;
+  const head = Buffer.alloc(10 + headerLen, 0x20);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(headerLen, 8);
+  head.write(dict, 10, 'latin1');
+  head[head.length - 1] = 0x0a;
+  return head;
+}
+
+/** Write x.npy (rows × features float32) in 64 MiB chunks, each a little different, and y.npy (class ids). */
+function writeDataset(dir: string, rows: number): void {
+  const fd = openSync(join(dir, 'x.npy'), 'w');
+  try {
+    writeSync(fd, npyHeader([rows, features]));
+    const chunkRows = Math.max(1, Math.floor((64 * 1024 ** 2) / (features * 4)));
+    const chunk = Float32Array.from({ length: chunkRows * features }, (_, i) => Math.sin(i * 0.37) * 0.5);
+    const bytes = new Uint8Array(chunk.buffer);
+    for (let done = 0, n = 0; done < rows; n++) {
+      const count = Math.min(chunkRows, rows - done);
+      chunk[0] = n; // rows differ from chunk to chunk
+      writeSync(fd, bytes, 0, count * features * 4);
+      done += count;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  writeNpy(join(dir, 'y.npy'), Int32Array.from({ length: rows }, (_, i) => (i * 7) % 10), [rows]);
+}
+
+interface StepLine { pid: number; step: number; stepMs: number; waitMs: number; hits: number; misses: number; maxRssKb: number }
+
+async function train(dir: string, modelFile: string, prefetch: boolean) {
+  const model = loadModel(modelFile);
+  const base = presetPlan(model, `pp1-dp${agents}`, { globalBatch: batch, microBatches: 2, seed: 7, optimizer: { kind: 'sgd', learningRate: 0.01, momentum: 0 } });
+  const plan = parsePlan({ ...base, model: modelFile });
+  const training = trainingSetupFrom({ data: join(dir, 'data') }, model, plan.seed);
+  const statsFile = join(dir, `stats-${prefetch ? 'on' : 'off'}.jsonl`);
+  process.env.SHOAL_DATA_STATS = statsFile;
+  process.env.SHOAL_PREFETCH = prefetch ? 'on' : 'off';
+  const runDir = join(dir, `run-${prefetch ? 'on' : 'off'}`);
+  const job = new LocalJob({ model, plan, training, agents, steps, runDir, profile: false, evalEverySteps: steps, timelineEverySteps: 0, onEvent: () => {} });
+  await job.start();
+  await job.exited();
+  delete process.env.SHOAL_DATA_STATS;
+  delete process.env.SHOAL_PREFETCH;
+  if (!existsSync(statsFile)) throw new Error(`no step statistics from the agents (${statsFile}); is dist/agent built from this tree (npm run build)?`);
+  const lines = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as StepLine);
+  const counted = lines.filter((l) => l.step >= 2);
+  const stepMs = counted.reduce((a, l) => a + l.stepMs, 0);
+  const waitMs = counted.reduce((a, l) => a + l.waitMs, 0);
+  const pids = [...new Set(lines.map((l) => l.pid))];
+  const rss = pids.map((p) => Math.max(...lines.filter((l) => l.pid === p).map((l) => l.maxRssKb)) / 1024);
+  return {
+    prefetch: prefetch ? 'on (worker thread)' : 'off (read in place)',
+    waitShare: (100 * waitMs) / stepMs,
+    stepMs: stepMs / counted.length,
+    waitMs: waitMs / counted.length,
+    served: `${counted.reduce((a, l) => a + l.hits, 0)}/${counted.reduce((a, l) => a + l.hits + l.misses, 0)}`,
+    peakRssMb: Math.max(...rss),
+    rssEach: rss.map((r) => r.toFixed(0)).join(' / '),
+  };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'shoal-bench-data-'));
+  try {
+    const fs = statfsSync(dir);
+    const freeGb = (fs.bavail * fs.bsize) / GiB;
+    let gb = wantGb;
+    if (gb > freeGb - 2) {
+      gb = Math.max(0.1, Math.floor((freeGb - 2) * 10) / 10);
+      notes.push(`The disk holding ${tmpdir()} has ${freeGb.toFixed(1)} GiB free: the dataset is scaled down from ${wantGb} to ${gb} GiB.`);
+    }
+    const rows = Math.floor((gb * GiB) / (features * 4));
+    console.log(`writing ${rows} rows × ${features} float32 (${gb} GiB) in ${dir} …`);
+    const t0 = performance.now();
+    const dataDir = join(dir, 'data');
+    mkdirSync(dataDir);
+    writeDataset(dataDir, rows);
+    console.log(`written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    const input = tfl.input({ shape: [features], name: 'x' });
+    const hidden = tfl.layers.dense({ units: 256, activation: 'relu', name: 'hidden' }).apply(input);
+    const out = tfl.layers.dense({ units: 10, activation: 'softmax', name: 'probs' }).apply(hidden) as tfl.SymbolicTensor;
+    const modelFile = await saveLayersModel(tfl.model({ inputs: input, outputs: out, name: 'wide_mlp' }), join(dir, 'model'));
+
+    const datasetGb = (rows * features * 4) / GiB;
+    const measured = [];
+    for (const prefetch of [false, true]) {
+      console.log(`training ${steps} steps with prefetch ${prefetch ? 'on' : 'off'} …`);
+      measured.push({ datasetGb, ...(await train(dir, modelFile, prefetch)) });
+    }
+    type Row = (typeof measured)[number];
+    const columns: Column<Row>[] = [
+      { key: 'prefetch', title: 'prefetch' },
+      { key: 'datasetGb', title: 'dataset GiB', format: (v) => (v as number).toFixed(2) },
+      { key: 'stepMs', title: 'step ms', format: (v) => (v as number).toFixed(1) },
+      { key: 'waitMs', title: 'wait ms/step', format: (v) => (v as number).toFixed(2) },
+      { key: 'waitShare', title: 'wait % of step', format: (v) => `${(v as number).toFixed(1)}%` },
+      { key: 'served', title: 'reads from prefetch' },
+      { key: 'peakRssMb', title: 'peak RSS MiB (max)', format: (v) => (v as number).toFixed(0) },
+      { key: 'rssEach', title: 'peak RSS per agent' },
+    ];
+    notes.push(
+      `${rows} samples of ${features} float32 features (x.npy ${(datasetGb).toFixed(2)} GiB) and int32 labels; MLP ${features}→256→10, plan pp1-dp${agents}, global batch ${batch} in 2 micro-batches, ${steps} steps; wait share over steps ≥ 2, summed over agents.`,
+      'Peak RSS is each agent process\'s getrusage maxrss (VmHWM), prefetch worker thread included: it does not grow with the dataset, which is read by offset, never loaded.',
+      'The files were just written, so they are in the page cache as far as memory allows; with cold files the wait is the disk\'s.',
+      `Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}: the machine is shared; the two runs are side by side in the same conditions, absolute times are not final.`,
+    );
+    report('data', `Data: a ${datasetGb.toFixed(2)} GiB .npy dataset on ${agents} agents, prefetch off vs on`, measured, columns, notes, { features, steps, batch, agents });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();
