@@ -8,13 +8,15 @@ import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { executionSupport } from '../../plan/executionSupport.js';
 import type { Plan } from '../../plan/plan.js';
 import { validatePlan } from '../../plan/validate.js';
+import type { AgentConfig, CoordinatorConfig } from '../../protocol/processConfig.js';
 import type { SyntheticStageMs } from '../../protocol/syntheticStage.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 
 /**
  * The one place that says what a job's processes are told: the coordinator's and the agents'
  * configurations, whichever launcher starts them (a child of `shoal train`, a detached local process,
- * an SSH host) and whenever (deploy, a restart after a crash, a resize). Both carry the job secret, so
+ * an SSH host) and whenever (deploy, a restart after a crash, a resize). Their types are the schemas
+ * the processes check them with (engine/protocol/processConfig.ts). Both carry the job secret, so
  * they travel on standard input or in a mode-600 file only (see launcher.ts).
  */
 
@@ -90,7 +92,7 @@ export function defaultEvalEvery(plan: Plan, training?: TrainingSetup): number {
   return stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
 }
 
-export function coordinatorConfig(spec: JobSpec, secret: string, place: CoordinatorPlace, restart?: CoordinatorRestart): Record<string, unknown> {
+export function coordinatorConfig(spec: JobSpec, secret: string, place: CoordinatorPlace, restart?: CoordinatorRestart): CoordinatorConfig {
   const file = (name: string) => (place.runDir ? join(place.runDir, name) : name);
   const tuning = spec.tuning ?? {};
   return {
@@ -117,6 +119,6 @@ export function coordinatorConfig(spec: JobSpec, secret: string, place: Coordina
 }
 
 /** An agent joins `coordinator` (as its host reaches it) and takes peer connections on `bindHost`. */
-export function agentConfig(secret: string, coordinator: { host: string; port: number }, bindHost: string, hostLabel: string, slowdown?: number): Record<string, unknown> {
+export function agentConfig(secret: string, coordinator: { host: string; port: number }, bindHost: string, hostLabel: string, slowdown?: number): AgentConfig {
   return { secret, coordinator: { host: coordinator.host, port: coordinator.port }, bindHost, hostLabel, ...(slowdown === undefined ? {} : { slowdown }) };
 }
