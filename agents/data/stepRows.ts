@@ -1,6 +1,6 @@
 import { appendFileSync } from 'node:fs';
 import type { Dataset } from '../../engine/wire/data/dataset.js';
-import { RowPrefetcher, type RowRead } from './prefetcher.js';
+import { RowPrefetcher, type RowLoader, type RowRead } from './prefetcher.js';
 import { type DataSource, prefetchWorkerFile, workerLoader } from './rowWorker.js';
 
 /**
@@ -9,6 +9,7 @@ import { type DataSource, prefetchWorkerFile, workerLoader } from './rowWorker.j
  */
 const sources = new WeakMap<Dataset, DataSource>();
 const prefetchers = new WeakMap<Dataset, RowPrefetcher>();
+let current: RowPrefetcher | null = null;
 
 export function rememberSource(dataset: Dataset, source: DataSource): void {
   sources.set(dataset, source);
@@ -25,7 +26,20 @@ export function trainingRows(dataset: Dataset): RowPrefetcher {
   const source = sources.get(dataset);
   const file = process.env.SHOAL_PREFETCH === 'off' ? null : prefetchWorkerFile();
   const log = (line: string) => process.stderr.write(`[agent pid ${process.pid}] ${line}\n`);
-  const fresh = new RowPrefetcher(dataset.train, source && file ? workerLoader(file, source, log) : null);
+  // The worker starts at the first read ahead (never on a stage that reads no data).
+  let worker: RowLoader | null = null;
+  let closed = false;
+  const lazy: RowLoader = {
+    load: (names, indices) => (closed ? Promise.resolve(null) : (worker ??= workerLoader(file!, source!, log)).load(names, indices)),
+    close: () => {
+      closed = true;
+      worker?.close();
+    },
+  };
+  const fresh = new RowPrefetcher(dataset.train, source && file ? lazy : null);
+  // One training context at a time: a rebuilt one (a resize, a new generation) ends the previous worker.
+  if (current && current !== fresh) current.close();
+  current = fresh;
   const close = dataset.close.bind(dataset);
   dataset.close = () => {
     fresh.close();
