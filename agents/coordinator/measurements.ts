@@ -9,7 +9,7 @@ import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
 import type { ReplyTo } from '../../engine/protocol/agentReplies.js';
 import type { Message } from '../../engine/wire/frame.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
-import type { TrainingContext } from './trainingLoop.js';
+import type { TrainingContext } from './trainingRun.js';
 
 export interface ClockEstimate {
   offsetMs: number;

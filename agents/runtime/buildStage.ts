@@ -1,4 +1,5 @@
 import { parsePlan } from '../../engine/plan/plan.js';
+import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
 import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
 import { ProcessGroup } from '../comm/processGroup.js';
@@ -55,7 +56,9 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
     // A parameter every shard holds whole is counted by shard 0 only, so each element counts once.
     countsTowardNorm: module.paramSpecs.map((spec) => spec.sum === 'sharded' || me.shard === 0),
   };
-  const asynchronous = plan.schedule === 'async';
+  // A schedule with a step barrier sums gradients over the data-parallel group once per step; the
+  // asynchronous pipeline updates each stage with its own optimizer as micro-batches stream through.
+  const { stepBarrier } = scheduleTraits(plan.schedule);
   return {
     plan,
     model: setup.model,
@@ -64,8 +67,8 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
     stageModule: whole,
     overlapGradients: setup.overlapGradients,
     tensorGroup,
-    gradientSync: asynchronous ? null : new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }),
-    optimizer: asynchronous ? createOptimizer(plan.optimizer) : null,
+    gradientSync: stepBarrier ? new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }) : null,
+    optimizer: stepBarrier ? null : createOptimizer(plan.optimizer),
     mesh,
     data: openDataset(training.data, setup.model, training.losses, plan.seed),
     feeds: { inputs: setup.model.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: training.losses.map((l) => l.output) },

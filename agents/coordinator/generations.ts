@@ -1,0 +1,122 @@
+import { replan } from '../../engine/plan/elastic.js';
+import { agentsNeeded, type Plan } from '../../engine/plan/plan.js';
+import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
+import type { AgentRequest } from '../../engine/protocol/agentRequests.js';
+import { floatsToBytes } from '../../engine/wire/frame.js';
+import { AgentLostError, Generation } from './generation.js';
+import { isHeldState, lostHolders, sourcesForStage, type HeldState } from './heldState.js';
+import type { JobCheckpoints } from './jobCheckpoints.js';
+import { stateForStages, type JobState } from './jobState.js';
+import { syncClocks, type ClockEstimate } from './measurements.js';
+import type { Member } from './membership.js';
+import type { TrainingContext, TrainingRun } from './trainingRun.js';
+
+/** The ranks of a generation as a membership event lists them: placement, host and virtual nodes. */
+export function placedAgents(gen: Generation) {
+  const vnodes = gen.plan.stages.map((_, s) => virtualNodesPerReplica(gen.plan, s));
+  return gen.members.map((m, rank) => {
+    const p = gen.layout[rank];
+    return { rank, stage: p.stage, replica: p.replica, shard: p.shard, host: m.host, pid: m.pid, virtualNodes: vnodes[p.stage][p.replica] };
+  });
+}
+
+/**
+ * The succession of generations of one job: each makes some members the job's agents under a plan
+ * (links, stages, state handed over or restored, clocks aligned). A resize, a lost agent and the
+ * start each begin a new one; the current one is `gen`.
+ */
+export class Generations {
+  gen!: Generation;
+  /** The running generation's clock offsets (measurements.ts), for its timelines. */
+  clocks: ClockEstimate[] = [];
+  private lastId = 0;
+  /** Members that served an earlier generation: their links must be rebuilt for a new one. */
+  private readonly served = new Set<Member>();
+
+  constructor(
+    private readonly run: TrainingRun,
+    private readonly checkpoints: JobCheckpoints,
+  ) {}
+
+  /** The measurement rounds' view of the running generation. */
+  context(): TrainingContext {
+    const { config, log } = this.run;
+    const gen = this.gen;
+    return { plan: gen.plan, config, active: gen.members, log, ask: (request, payload) => gen.ask(request, payload) };
+  }
+
+  /** Live agents that have not served yet (they joined for a resize). */
+  newcomers(): Member[] {
+    return this.run.job.membership.alive().filter((m) => !this.served.has(m));
+  }
+
+  /** A generation of the survivors of a loss, only to abort the step and gather their state: failures there are expected. */
+  rescue(plan: Plan, survivors: Member[]): Generation {
+    return new Generation(++this.lastId, plan, survivors, this.run.job.membership, this.run.timeoutSec, null);
+  }
+
+  /**
+   * Start a generation from a state the coordinator holds; if an agent is lost while it is set up,
+   * try again with whoever is left (the state is still in hand). Without `plan`/`members`: re-plan
+   * onto every live agent. Returns the step it continues at.
+   */
+  async establish(state: JobState | HeldState | null, at: number, reason: string, plan?: Plan, members?: Member[], requestId?: string): Promise<number> {
+    const { job, config, say } = this.run;
+    for (;;) {
+      const chosen = members ?? job.membership.alive();
+      const p = plan ?? replan(job.plan, config.model, chosen.length);
+      try {
+        await this.start(p, chosen.slice(0, agentsNeeded(p)), state, at, reason, requestId);
+        return at;
+      } catch (err) {
+        if (!(err instanceof AgentLostError)) throw err;
+        say('warn', `${err.message} Setting up again without it.`);
+        plan = undefined;
+        members = undefined;
+        if (isHeldState(state) && lostHolders(state).length > 0) {
+          // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.
+          ({ state, step: at } = this.checkpoints.fallBack(
+            'the state being handed over was lost with its holder',
+            `${err.message} It held the state of its stage for the resize, and there is no checkpoint to fall back to. Resume the job with \`shoal resume\` from an earlier run folder, or restart it.`,
+          ));
+        }
+      }
+    }
+  }
+
+  /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
+  private async start(plan: Plan, members: Member[], state: JobState | HeldState | null, step: number, reason: string, requestId?: string): Promise<void> {
+    const { job, config, log, timeoutSec, say } = this.run;
+    this.gen?.close();
+    const generationId = ++this.lastId;
+    const gen = (this.gen = new Generation(generationId, plan, members, job.membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1));
+    const ports = members.map((m) => m.peerPort);
+    if (members.some((m) => this.served.has(m))) {
+      // Links of an earlier generation are dropped and every member listens afresh (a newcomer's
+      // first listener is simply replaced): one round, answered with each new rank's port.
+      for (const m of await gen.ask((rank) => ({ type: 'listen', generation: generationId, rank }))) members[m.header.rank].peerPort = ports[m.header.rank] = m.header.peerPort;
+    }
+    const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
+    members.forEach((m, rank) => {
+      this.served.add(m);
+      if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
+    });
+    await gen.ask((rank) => ({ type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, training: config.training, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true }));
+    if (isHeldState(state)) {
+      // A resize: every member fetches its stage's tensors from the agents holding them.
+      const restored = await gen.ask((rank) => ({ type: 'fetchState', sources: sourcesForStage(state, plan, gen.layout[rank].stage), optimizerStep: state.optimizerStep }));
+      const bytes = restored.reduce((n, m) => n + (m.header.bytes ?? 0), 0);
+      for (const h of state.holders) if (!h.member.lost) h.member.conn.send({ type: 'dropState' } satisfies AgentRequest);
+      say('info', `State handed over peer to peer: ${(bytes / 2 ** 20).toFixed(2)} MiB from ${state.holders.length} holder(s) to ${members.length} agent(s); none of it through the coordinator.`);
+    } else if (state) {
+      const perStage = stateForStages(state, plan);
+      const partOf = (rank: number) => perStage[gen.layout[rank].stage];
+      await gen.ask(
+        (rank) => ({ type: 'restore', tensors: partOf(rank).tensors, optimizerStep: state.optimizerStep }),
+        (rank) => floatsToBytes(partOf(rank).body),
+      );
+    }
+    log.emit({ type: 'membership', generation: generationId, step, reason, requestId, agents: placedAgents(gen) });
+    this.clocks = await syncClocks(this.context());
+  }
+}
