@@ -10,6 +10,7 @@ import { attachJob } from './jobs/attachJob.js';
 import { DeployError, deployJob, type DeployOptions } from './jobs/deployJob.js';
 import type { DeployRecord } from './jobs/deployRecord.js';
 import { resizeDeployedJob, type HostAgents } from './jobs/resizeDeployedJob.js';
+import { checkResizable } from './jobs/resizeJob.js';
 
 export interface DeployedJobFacts {
   model: string;
@@ -167,7 +168,7 @@ export class DeployedStudioJob {
    */
   async resize(request: { add?: number; remove?: number[]; hosts?: string[] }): Promise<void> {
     if (!this.record || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
-    if (this.facts.schedule === 'async') throw new Error(`Job ${this.id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
+    checkResizable(this.id, this.facts.schedule);
     const add = request.hosts?.length ? request.hosts.map((host) => ({ host, count: 1 })) : spreadAgents(this.record, request.add ?? 0);
     await resizeDeployedJob(this.record, this.runDir, { add, remove: request.remove ?? [] }, { trustRequest: this.questions.ask });
   }

@@ -10,7 +10,7 @@ import { ChildProcesses, hasExited, startAgentProcess, type StartedProcess } fro
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
 import { agentConfig, assertPlanRuns, coordinatorConfig, defaultEvalEvery, newJobId, newJobSecret, stepsFor, tuningOf, type CoordinatorRestart, type CoordinatorTuning, type JobSpec } from './jobConfigs.js';
 import { followEvents, type ResizeRequest } from './jobControl.js';
-import { resizeJob } from './resizeJob.js';
+import { checkResizable, resizeJob } from './resizeJob.js';
 import { createRunDir, latestCheckpoint } from './runStore.js';
 
 export interface LocalJobOptions extends CoordinatorTuning {
@@ -245,7 +245,7 @@ export class LocalJob {
   async resize(request: ResizeRequest & { hosts?: string[] }): Promise<void> {
     if (request.hosts?.length) throw new Error(`Job ${this.id} runs on this machine: it takes agents here only (add), not on hosts.`);
     if (!this.coordinator || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
-    if (this.options.plan.schedule === 'async') throw new Error(`Job ${this.id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
+    checkResizable(this.id, this.options.plan.schedule);
     const { port, secret } = this.coordinator;
     await resizeJob(
       {

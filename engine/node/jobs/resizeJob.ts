@@ -1,3 +1,5 @@
+import type { Plan } from '../../plan/plan.js';
+import { scheduleTraits } from '../../plan/scheduleTraits.js';
 import type { JobEvent } from '../../protocol/events.js';
 import type { MembershipEvent } from './controlFile.js';
 import { checkResize, requestResize, type CoordinatorAddress, type ResizeRequest } from './jobControl.js';
@@ -21,6 +23,11 @@ export interface ResizeRoute {
    */
   startAgents(add: number, failed: (err: Error) => void): Promise<void>;
   onProgress?: (line: string) => void;
+}
+
+/** Refuse to resize a job whose schedule has no step boundary to apply a resize at (PipeMare). */
+export function checkResizable(jobId: string, schedule: Plan['schedule']): void {
+  if (!scheduleTraits(schedule).stepBarrier) throw new Error(`Job ${jobId} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
 }
 
 /**

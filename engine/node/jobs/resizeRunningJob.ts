@@ -4,7 +4,7 @@ import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startDetachedAgent, type DetachedAgent } from '../deploy/detachedAgent.js';
 import { ownerAlive, readControlFile, readMembershipFile, type ControlInfo, type MembershipEvent } from './controlFile.js';
 import { followEvents } from './jobControl.js';
-import { resizeJob } from './resizeJob.js';
+import { checkResizable, resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
 import { runsRoot, type RunRecord } from './runStore.js';
 
@@ -37,7 +37,7 @@ export function findRunningJob(target: string): RunningJob {
   if (!ownerAlive(control)) {
     throw new Error(`Job ${id} is not running: the process that ran it (pid ${control.ownerPid}) has exited and left a stale control.json in ${runDir}. \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
   }
-  if (record.plan.schedule === 'async') throw new Error(`Job ${id} runs an asynchronous pipeline, which cannot be resized: its updates in flight have no step boundary to re-map at.`);
+  checkResizable(id, record.plan.schedule);
   return { runDir, record, control };
 }
 
