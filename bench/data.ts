@@ -3,7 +3,7 @@
  * agent's resident memory bounded and the time spent waiting for input measured with prefetch on and
  * off, side by side in the same run.
  *
- *   npm run bench -- data [--gb 10] [--features 4096] [--steps 30] [--batch 64] [--agents 2]
+ *   npm run bench -- data [--gb 10] [--features 4096] [--steps 30] [--batch 64] [--agents 2] [--repeats 2]
  *
  * The data: x.npy, float32 rows of --features values (16 KiB a row by default), and y.npy, 10 class
  * ids, written in a throw-away folder (the free disk is checked first; the size is scaled down, with a
@@ -36,6 +36,7 @@ const features = numberFlag('features', 4096);
 const steps = numberFlag('steps', 30);
 const batch = numberFlag('batch', 64);
 const agents = numberFlag('agents', 2);
+const repeats = numberFlag('repeats', 2);
 const notes: string[] = [];
 
 /** The .npy header np.save writes for a C-order float32 array of this shape (version 1, padded to 64 bytes). */
@@ -74,22 +75,25 @@ function writeDataset(dir: string, rows: number): void {
 
 interface StepLine { pid: number; step: number; stepMs: number; waitMs: number; hits: number; misses: number; maxRssKb: number }
 
-async function train(dir: string, modelFile: string, prefetch: boolean) {
+async function train(dir: string, modelFile: string, prefetch: boolean, round: number): Promise<StepLine[]> {
   const model = loadModel(modelFile);
   const base = presetPlan(model, `pp1-dp${agents}`, { globalBatch: batch, microBatches: 2, seed: 7, optimizer: { kind: 'sgd', learningRate: 0.01, momentum: 0 } });
   const plan = parsePlan({ ...base, model: modelFile });
   const training = trainingSetupFrom({ data: join(dir, 'data') }, model, plan.seed);
-  const statsFile = join(dir, `stats-${prefetch ? 'on' : 'off'}.jsonl`);
+  const statsFile = join(dir, `stats-${prefetch ? 'on' : 'off'}-${round}.jsonl`);
   process.env.SHOAL_DATA_STATS = statsFile;
   process.env.SHOAL_PREFETCH = prefetch ? 'on' : 'off';
-  const runDir = join(dir, `run-${prefetch ? 'on' : 'off'}`);
+  const runDir = join(dir, `run-${prefetch ? 'on' : 'off'}-${round}`);
   const job = new LocalJob({ model, plan, training, agents, steps, runDir, profile: false, evalEverySteps: steps, timelineEverySteps: 0, onEvent: () => {} });
   await job.start();
   await job.exited();
   delete process.env.SHOAL_DATA_STATS;
   delete process.env.SHOAL_PREFETCH;
   if (!existsSync(statsFile)) throw new Error(`no step statistics from the agents (${statsFile}); is dist/agent built from this tree (npm run build)?`);
-  const lines = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as StepLine);
+  return readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as StepLine);
+}
+
+function summary(prefetch: boolean, lines: StepLine[]) {
   const counted = lines.filter((l) => l.step >= 2);
   const stepMs = counted.reduce((a, l) => a + l.stepMs, 0);
   const waitMs = counted.reduce((a, l) => a + l.waitMs, 0);
@@ -129,11 +133,15 @@ async function main() {
     const modelFile = await saveLayersModel(tfl.model({ inputs: input, outputs: out, name: 'wide_mlp' }), join(dir, 'model'));
 
     const datasetGb = (rows * features * 4) / GiB;
-    const measured = [];
-    for (const prefetch of [false, true]) {
-      console.log(`training ${steps} steps with prefetch ${prefetch ? 'on' : 'off'} …`);
-      measured.push({ datasetGb, ...(await train(dir, modelFile, prefetch)) });
+    // Off and on alternate, so a busy patch of the shared machine hits both alike.
+    const lines = new Map<boolean, StepLine[]>([[false, []], [true, []]]);
+    for (let round = 0; round < repeats; round++) {
+      for (const prefetch of [false, true]) {
+        console.log(`round ${round + 1}/${repeats}: training ${steps} steps with prefetch ${prefetch ? 'on' : 'off'} …`);
+        lines.get(prefetch)!.push(...(await train(dir, modelFile, prefetch, round)));
+      }
     }
+    const measured = [false, true].map((prefetch) => ({ datasetGb, ...summary(prefetch, lines.get(prefetch)!) }));
     type Row = (typeof measured)[number];
     const columns: Column<Row>[] = [
       { key: 'prefetch', title: 'prefetch' },
@@ -143,13 +151,13 @@ async function main() {
       { key: 'waitShare', title: 'wait % of step', format: (v) => `${(v as number).toFixed(1)}%` },
       { key: 'served', title: 'reads from prefetch' },
       { key: 'peakRssMb', title: 'peak RSS MiB (max)', format: (v) => (v as number).toFixed(0) },
-      { key: 'rssEach', title: 'peak RSS per agent' },
+      { key: 'rssEach', title: 'peak RSS per agent process' },
     ];
     notes.push(
-      `${rows} samples of ${features} float32 features (x.npy ${(datasetGb).toFixed(2)} GiB) and int32 labels; MLP ${features}→256→10, plan pp1-dp${agents}, global batch ${batch} in 2 micro-batches, ${steps} steps; wait share over steps ≥ 2, summed over agents.`,
+      `${rows} samples of ${features} float32 features (x.npy ${(datasetGb).toFixed(2)} GiB) and int32 labels; MLP ${features}→256→10, plan pp1-dp${agents}, global batch ${batch} in 2 micro-batches, ${steps} steps, ${repeats} runs of each alternating off/on; wait share over steps ≥ 2 of every run, summed over agents; peak RSS per agent process over the runs.`,
       'Peak RSS is each agent process\'s getrusage maxrss (VmHWM), prefetch worker thread included: it does not grow with the dataset, which is read by offset, never loaded.',
       'The files were just written, so they are in the page cache as far as memory allows; with cold files the wait is the disk\'s.',
-      `Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}: the machine is shared; the two runs are side by side in the same conditions, absolute times are not final.`,
+      `Load average at the end ${loadavg().map((l) => l.toFixed(1)).join(' ')}: the machine is shared (other jobs ran beside it); off and on alternate, so they share its conditions, but absolute times are not final.`,
     );
     report('data', `Data: a ${datasetGb.toFixed(2)} GiB .npy dataset on ${agents} agents, prefetch off vs on`, measured, columns, notes, { features, steps, batch, agents });
   } finally {
