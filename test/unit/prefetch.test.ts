@@ -96,10 +96,11 @@ describe('RowPrefetcher', () => {
     const unhandled: unknown[] = [];
     const onUnhandled = (err: unknown) => unhandled.push(err);
     process.on('unhandledRejection', onUnhandled);
-    rows.plan(1, reads);
-    const first = reads(1)[0];
+    // Step 1 was read ahead before the cut; steps 3 and 4 are read after it.
+    rows.plan(3, reads);
+    const first = reads(3)[0];
     await expect(rows.take(first.names, first.indices)).rejects.toThrow(/x\.npy: truncated while reading rows/);
-    rows.plan(5, reads); // the failed reads of steps 1 and 2 nobody asked for are dropped
+    rows.plan(7, reads); // the failed reads of steps 3 and 4 nobody asked for are dropped
     await new Promise((r) => setTimeout(r, 200));
     process.off('unhandledRejection', onUnhandled);
     expect(unhandled).toEqual([]);
