@@ -94,10 +94,16 @@ export class StageModule {
   forward(x: tf.Tensor): tf.Tensor {
     // Always a new tensor, even for a pass-through stage, so callers may dispose input and output freely.
     return tf.tidy(() => {
-      let y = x;
-      this.layers.forEach((layer, i) => (y = applyLayer(layer, y, this.layerParams(i, this.params))));
+      const y = this.apply(x, this.params);
       return y === x ? x.clone() : y;
     });
+  }
+
+  /** Every layer on x with the given parameters (ops only: the caller tidies or records a tape). */
+  private apply(x: tf.Tensor, params: tf.Tensor[]): tf.Tensor {
+    let y = x;
+    this.layers.forEach((layer, i) => (y = applyLayer(layer, y, this.layerParams(i, params))));
+    return y;
   }
 
   /**
@@ -184,11 +190,7 @@ export class StageModule {
     let loss = 0;
     const out = tf.tidy(() => {
       const labels = this.targets(classes);
-      const run = (input: tf.Tensor, ...p: tf.Tensor[]) => {
-        let y = input;
-        this.layers.forEach((layer, i) => (y = applyLayer(layer, y, this.layerParams(i, p))));
-        return crossEntropySum(y, labels, globalBatch);
-      };
+      const run = (input: tf.Tensor, ...p: tf.Tensor[]) => crossEntropySum(this.apply(input, p), labels, globalBatch);
       const { value, grads } = this.isFirst
         ? tf.valueAndGrads((...p: tf.Tensor[]) => run(x, ...p))(this.params)
         : tf.valueAndGrads(run)([x, ...this.params]);
