@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema } from '../engine/protocol/deploy.js';
 import { ImportModelRequestSchema } from '../engine/protocol/modelImport.js';
+import { InspectDatasetRequestSchema, UploadDataFileRequestSchema } from '../engine/protocol/datasetInspect.js';
 import { RunIdSchema } from '../engine/protocol/runs.js';
 import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
@@ -37,6 +38,8 @@ const paramSchemas = {
   answerDeployHostKey: z.tuple([DeployTrustAnswerSchema]),
   listDeployedJobs: z.tuple([]),
   attachDeployedJob: z.tuple([DeployedJobIdSchema]),
+  inspectDataset: z.tuple([InspectDatasetRequestSchema]),
+  uploadDataFile: z.tuple([UploadDataFileRequestSchema]),
 } as const;
 
 function describeIssues(error: z.ZodError): string {
@@ -134,6 +137,16 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       if (!parsed.success) throw bad(parsed.error);
       await api.answerDeployHostKey(parsed.data[0]);
       return null;
+    }
+    case 'inspectDataset': {
+      const parsed = paramSchemas.inspectDataset.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.inspectDataset(parsed.data[0]);
+    }
+    case 'uploadDataFile': {
+      const parsed = paramSchemas.uploadDataFile.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.uploadDataFile(parsed.data[0]);
     }
     case 'jobEvents': {
       const parsed = paramSchemas.jobEvents.safeParse(call.params);

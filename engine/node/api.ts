@@ -3,6 +3,8 @@ import { basename } from 'node:path';
 import { zooEntries, zooModel } from '../model/zoo.js';
 import { importModelFile } from './modelImport.js';
 import { studioTraining } from './studioTraining.js';
+import { inspectDataset } from './datasetInspect.js';
+import { uploadDataFile } from './datasetUpload.js';
 import type { JobEvent } from '../protocol/events.js';
 import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
@@ -47,6 +49,12 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     },
     async importModelFile(request) {
       return importModelFile(request);
+    },
+    async inspectDataset(request) {
+      return inspectDataset(request);
+    },
+    async uploadDataFile(request) {
+      return uploadDataFile(request);
     },
     async startTraining(request) {
       const parsed = TrainRequestSchema.safeParse(request);

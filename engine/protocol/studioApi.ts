@@ -5,6 +5,7 @@ import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from './clusters.js';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from './deploy.js';
+import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from './datasetInspect.js';
 import type { ImportModelRequest } from './modelImport.js';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from './runs.js';
 import { DataRefSchema } from './trainingSetup.js';
@@ -103,6 +104,10 @@ export interface StudioApi {
   listDeployedJobs(): Promise<DeployedJobSummary[]>;
   /** Follow a deployed job again: its whole history, then live events, through onJobEvent and jobEvents. */
   attachDeployedJob(jobId: string): Promise<{ jobId: string }>;
+  /** What a dataset is against the plan's model: counts, shapes, class balance, a few samples, diagnostics by field. */
+  inspectDataset(request: InspectDatasetRequest): Promise<DatasetInspection>;
+  /** Store a data file dropped in the browser shell in the studio's data folder; returns where it lies. */
+  uploadDataFile(request: UploadDataFileRequest): Promise<{ path: string; bytes: number }>;
   /** Live events of every job; returns the function that unsubscribes. */
   onJobEvent(listener: (jobId: string, event: JobEvent) => void): () => void;
 }
@@ -111,7 +116,7 @@ export interface StudioApi {
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
 export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'importModelFile', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
   'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
-  'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob'];
+  'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob', 'inspectDataset', 'uploadDataFile'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */
 export const RpcCallSchema = z.object({

@@ -4,6 +4,7 @@ import type { JobEvent } from '../../../engine/protocol/events';
 import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from '../../../engine/protocol/clusters';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from '../../../engine/protocol/deploy';
 import type { ImportModelRequest } from '../../../engine/protocol/modelImport';
+import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from '../../../engine/protocol/datasetInspect';
 import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
@@ -50,6 +51,8 @@ export function clientOver(transport: Transport): StudioClient {
     answerDeployHostKey: (answer: DeployTrustAnswer) => call<void>('answerDeployHostKey', answer),
     listDeployedJobs: () => call<DeployedJobSummary[]>('listDeployedJobs'),
     attachDeployedJob: (jobId: string) => call<{ jobId: string }>('attachDeployedJob', jobId),
+    inspectDataset: (request: InspectDatasetRequest) => call<DatasetInspection>('inspectDataset', request),
+    uploadDataFile: (request: UploadDataFileRequest) => call<{ path: string; bytes: number }>('uploadDataFile', request),
     onJobEvent: (listener: (jobId: string, event: JobEvent) => void) => transport.subscribe((message) => listener(message.jobId, message.event)),
     onDisconnect: (listener) => transport.onClose?.(listener),
   };
