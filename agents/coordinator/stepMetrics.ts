@@ -33,10 +33,14 @@ export class StepMetrics {
 
   record(gen: Generation, clocks: ClockEstimate[], at: number, replies: Message[]): void {
     const { layout, plan } = gen;
-    const loss = replies.reduce((acc, m) => acc + Number(m.header.loss), 0);
+    // JSON has no NaN or Infinity: an agent's non-finite loss crosses the wire as null, which Number()
+    // reads as 0 — so a diverged run used to show loss 0 every step and finish "successfully".
+    const loss = replies.reduce((acc, m) => acc + (m.header.loss === null ? NaN : Number(m.header.loss)), 0);
     const stepMs = now() - this.stepStart;
     this.stepStart = now();
-    if (!Number.isFinite(loss)) throw new Error(`The loss became ${loss} at step ${at}. Lower the learning rate or check the input data.`);
+    if (!Number.isFinite(loss)) {
+      throw new Error(`The loss became non-finite (${loss}) at step ${at}: training diverged. Lower the learning rate (it is ${plan.optimizer.learningRate}; try 10 to 100 times lower), clip gradients (--clip-norm 1), or check the input data for NaN or huge values.`);
+    }
     // The slowest agent's wait for gradient communication after its last layer (what overlap did not hide).
     const commWaitMs = Math.max(0, ...replies.map((m) => Number(m.header.allReduceMs) || 0));
     this.log.emit({ type: 'step', step: at, epoch: (at + 1) / this.perEpoch, loss, stepMs, commWaitMs, samplesPerSec: plan.globalBatch / (stepMs / 1000), elapsedMs: now() - this.started });

@@ -1,3 +1,4 @@
+import { LIMITS, LOCAL_AGENTS_OVERRIDE } from '../plan/limits.js';
 import { parseClusterSpec } from './parseClusterSpec.js';
 import type { ClusterSpec } from './spec.js';
 
@@ -30,9 +31,18 @@ export function localClusterSpec(agents: number): ClusterSpec {
   });
 }
 
-/** Parse `local` or `local:N`; `defaultAgents` (the core count, at least 2) fills in a bare `local`. */
-export function parseClusterName(text: string, defaultAgents: number): LocalCluster {
+/**
+ * Parse `local` or `local:N`; `defaultAgents` (the core count, at least 2) fills in a bare `local`.
+ * Every agent is a process with its own heap (≈ 60 MB), so N is capped at `maxAgents` (LIMITS.localAgents
+ * unless the user raised it) before anything is started.
+ */
+export function parseClusterName(text: string, defaultAgents: number, maxAgents: number = LIMITS.localAgents): LocalCluster {
   const match = /^local(?::(\d+))?$/.exec(text.trim());
   if (!match) throw new Error(`Unknown cluster "${text}". Use local or local:N (N agent processes on this machine).`);
-  return localCluster(match[1] ? Number(match[1]) : defaultAgents);
+  const agents = match[1] ? Number(match[1]) : defaultAgents;
+  if (agents < 1) throw new Error(`Cluster "${text}": a local cluster needs at least 1 agent.`);
+  if (agents > maxAgents) {
+    throw new Error(`Cluster "${text}" would start ${match[1]} agent processes on this machine; the limit is ${maxAgents}. Use fewer agents (one per core is the fastest), or raise the limit with the environment variable ${LOCAL_AGENTS_OVERRIDE}=N.`);
+  }
+  return localCluster(agents);
 }

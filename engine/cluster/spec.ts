@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LIMITS } from '../plan/limits.js';
 
 /**
  * A cluster as JSON: hosts with their devices, and the links between devices. Links follow the α-β
@@ -33,14 +34,14 @@ export const DeviceEntrySchema = z.strictObject({
   name: z.string().min(1).optional(),
   memoryBytes: z.number().positive().optional(),
   flops: FlopsSchema.optional(),
-  count: z.number().int().min(1).default(1),
+  count: z.number().int().min(1).max(LIMITS.devices).default(1),
 });
 
 export const HostEntrySchema = z.strictObject({
   name: z.string().min(1),
   /** How to reach the host (SSH address); absent for simulated clusters. */
   address: z.string().min(1).optional(),
-  devices: z.array(DeviceEntrySchema).min(1),
+  devices: z.array(DeviceEntrySchema).min(1).max(LIMITS.devices),
   /** Link between two devices of this host (NVLink, PCIe, loopback); defaults to links.intraHost. */
   intraLink: LinkSchema.optional(),
   note: z.string().optional(),
@@ -50,7 +51,7 @@ export const HostPairSchema = LinkSchema.extend({ hosts: z.tuple([z.string().min
 
 export const ClusterSpecSchema = z.strictObject({
   name: z.string().min(1),
-  hosts: z.array(HostEntrySchema).min(1),
+  hosts: z.array(HostEntrySchema).min(1).max(LIMITS.devices),
   links: z
     .strictObject({
       /** Default link inside a host, for hosts that do not give their own intraLink. */

@@ -6,14 +6,16 @@ import { isImageFolder } from '../wire/data/imageFolder.js';
 import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
 import { mnistMismatch, modelArrays } from '../data/modelArrays.js';
 import type { ModelGraph } from '../model/graph.js';
+import { evalMetricsFor } from '../model/evalMetrics.js';
 import { trainingConfigOf, trainingSpecFor } from '../model/trainingSpec.js';
 import { openUserData } from '../wire/data/openUserData.js';
 import { optimizerFromKeras, optimizerFromOptions } from '../plan/optimizerOptions.js';
 import type { OptimizerConfig } from '../plan/plan.js';
 import { defaultTraining, type DataRef, type TrainingSetup } from '../protocol/trainingSetup.js';
 import { modelDocument } from './modelRef.js';
+import { checkNumber, numberOption, type OptionValues } from './commands/optionValues.js';
 
-export type OptionValues = Record<string, string | boolean | undefined>;
+export type { OptionValues };
 
 /** The command-line options about data, losses and the optimizer (train, deploy). */
 export const TRAINING_OPTIONS = {
@@ -31,15 +33,13 @@ export const TRAINING_OPTIONS = {
 
 export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
   const data = values.data === undefined ? undefined : String(values.data);
-  const split = values['validation-split'] === undefined ? undefined : Number(values['validation-split']);
-  if (split !== undefined && !(split > 0 && split < 1)) throw new Error(`--validation-split must be a fraction between 0 and 1 (exclusive); got ${values['validation-split']}.`);
+  const split = numberOption(values, 'validation-split', { above: 0, below: 1, example: '0.2' });
   if (data === undefined || data === 'mnist') {
     if (data === undefined && graph.source) throw new Error(`Model ${graph.source.modelFile} needs data: pass --data with a folder of .npy files (x.npy and y.npy, or one <layer>.npy per input and output) or of class folders of images, a .csv/.tsv table, a .jsonl file, an .npz, a dataset.json, mnist or synthetic.`);
     return { kind: 'mnist' };
   }
   if (data === 'synthetic' || data.startsWith('synthetic:')) {
-    const samples = data.includes(':') ? Number(data.split(':')[1]) : 1024;
-    if (!Number.isInteger(samples) || samples < 1) throw new Error(`--data synthetic:N needs a whole number of samples; got "${data}".`);
+    const samples = data.includes(':') ? checkNumber('--data synthetic:N', data.slice(data.indexOf(':') + 1), { min: 1, max: 10_000_000, example: 'synthetic:1024' }, 'whole number') : 1024;
     return { kind: 'synthetic', samples, validation: Math.max(1, Math.round(samples / 4)) };
   }
   const table = tableColumns(values);
@@ -99,18 +99,22 @@ export function trainingSetupFrom(values: OptionValues, graph: ModelGraph, seed:
 /** The same for a data reference and loss name given directly (the studio's Train and Deploy). */
 export function trainingSetupFor(graph: ModelGraph, data: DataRef, loss: string | undefined, seed: number): TrainingSetup & { notes: string[] } {
   if (!graph.source && data.kind === 'mnist' && loss === undefined) return { ...defaultTraining(graph), notes: [] };
-  const spec = trainingSpecFor(graph, modelDocument(graph), { loss });
+  const doc = modelDocument(graph);
+  const spec = trainingSpecFor(graph, doc, { loss });
+  const evaluated = evalMetricsFor(spec.outputs, doc === undefined ? undefined : trainingConfigOf(doc));
+  spec.notes.push(...evaluated.notes);
+  const metrics = { metrics: evaluated.metrics };
   const arrays = modelArrays(graph, spec.outputs);
   if (data.kind === 'mnist') {
     // The digits travel with the agents; here only whether they fit the model can be checked.
     const mismatch = mnistMismatch(graph, arrays);
     if (mismatch) throw new Error(mismatch);
-    return { data, losses: spec.outputs, trainSamples: MNIST_TRAIN, validationSamples: MNIST_TEST, notes: ['data: the bundled MNIST digits', ...spec.notes] };
+    return { data, losses: spec.outputs, ...metrics, trainSamples: MNIST_TRAIN, validationSamples: MNIST_TEST, notes: ['data: the bundled MNIST digits', ...spec.notes] };
   }
   const dataset = openUserData(data, arrays, seed);
   try {
     const classes = dataset.classes && Object.keys(dataset.classes).length ? { classes: dataset.classes } : {};
-    return { data, losses: spec.outputs, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, ...classes, notes: [`data: ${dataset.describe}`, ...spec.notes] };
+    return { data, losses: spec.outputs, ...metrics, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, ...classes, notes: [`data: ${dataset.describe}`, ...spec.notes] };
   } finally {
     dataset.close();
   }
@@ -118,10 +122,14 @@ export function trainingSetupFor(graph: ModelGraph, data: DataRef, loss: string 
 
 /** The optimizer the options name, else the model file's own (training_config), else `fallback`. */
 export function optimizerFrom(values: OptionValues, graph: ModelGraph, fallback: OptimizerConfig | undefined): OptimizerConfig | undefined {
-  const lr = values.lr === undefined ? undefined : Number(values.lr);
-  const number = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
+  const lr = numberOption(values, 'lr', { above: 0, example: '0.001' });
+  const momentum = numberOption(values, 'momentum', { min: 0, max: 1, example: '0.9' });
+  const weightDecay = numberOption(values, 'weight-decay', { min: 0, example: '0.004' });
   if (values.optimizer !== undefined) {
-    return optimizerFromOptions(String(values.optimizer), lr, { momentum: number('momentum'), nesterov: values.nesterov === true, weightDecay: number('weight-decay') });
+    return optimizerFromOptions(String(values.optimizer), lr, { momentum, nesterov: values.nesterov === true, weightDecay });
+  }
+  if (momentum !== undefined || weightDecay !== undefined || values.nesterov) {
+    throw new Error('--momentum, --nesterov and --weight-decay go with --optimizer (e.g. --optimizer sgd --momentum 0.9, --optimizer adamw --weight-decay 0.01).');
   }
   const doc = modelDocument(graph);
   const fromFile = optimizerFromKeras(doc === undefined ? undefined : trainingConfigOf(doc)?.optimizer_config);

@@ -1,5 +1,9 @@
 import { z } from 'zod';
+import { DiagnosticError, type Diagnostic } from './diagnostics.js';
+import { LIMITS } from './limits.js';
+import { planSizeProblems } from './planSize.js';
 import { LayerShardingSchema } from './sbp.js';
+import { unknownFields } from './unknownFields.js';
 
 /**
  * The Plan is the contract between the studio, the cost model and the agents: which layers form each
@@ -65,20 +69,20 @@ export type OptimizerConfig = z.infer<typeof OptimizerSchema>;
 
 export const StageSchema = z.object({
   /** Layer ids of this stage, in graph order. Stages together cover every layer exactly once. */
-  layers: z.array(z.string()).min(1),
+  layers: z.array(z.string()).min(1).max(LIMITS.layers),
   /** Number of data-parallel replicas that run this stage. */
-  dataParallel: z.number().int().min(1),
+  dataParallel: z.number().int().min(1).max(LIMITS.devices),
   /**
    * Operator-sharding (tensor-parallel) degree: how many devices hold one replica of this stage, each
    * a shard of the layers named in `sharding`. The stage uses dataParallel × tensorParallel devices.
    */
-  tensorParallel: z.number().int().min(1).default(1),
+  tensorParallel: z.number().int().min(1).max(LIMITS.devices).default(1),
   /**
    * Global device indices (ClusterSpec) serving this stage, replica-major: replica r's shards are
    * devices[r·tensorParallel … (r+1)·tensorParallel − 1]. Absent: each rank runs on the device with
    * its own index (see placements).
    */
-  devices: z.array(z.number().int().min(0)).optional(),
+  devices: z.array(z.number().int().min(0).max(LIMITS.devices - 1)).max(LIMITS.devices).optional(),
 });
 export type Stage = z.infer<typeof StageSchema>;
 
@@ -89,9 +93,9 @@ export type Stage = z.infer<typeof StageSchema>;
  * faster device taking more, a resize) never changes what is learnt.
  */
 export const VirtualNodesSchema = z.object({
-  total: z.number().int().min(1),
+  total: z.number().int().min(1).max(LIMITS.virtualNodes),
   /** Slices per data-parallel replica; absent: spread as evenly as possible, earlier replicas first. */
-  perReplica: z.array(z.number().int().min(1)).optional(),
+  perReplica: z.array(z.number().int().min(1).max(LIMITS.virtualNodes)).max(LIMITS.devices).optional(),
 });
 export type VirtualNodes = z.infer<typeof VirtualNodesSchema>;
 
@@ -119,11 +123,11 @@ export type PipeMareOptions = z.infer<typeof PipeMareSchema>;
 export const PlanSchema = z.object({
   version: z.literal(1),
   model: z.string().min(1),
-  stages: z.array(StageSchema).min(1),
+  stages: z.array(StageSchema).min(1).max(LIMITS.stages),
   /** Samples per optimizer step across all replicas; the hyperparameters are tied to it. */
-  globalBatch: z.number().int().min(1),
+  globalBatch: z.number().int().min(1).max(LIMITS.globalBatch),
   /** Micro-batches each virtual node (by default: each replica) splits its share of the global batch into. */
-  microBatches: z.number().int().min(1),
+  microBatches: z.number().int().min(1).max(LIMITS.microBatches),
   schedule: z.enum(['gpipe', '1f1b', 'async']),
   /** ZeRO stage over each stage's data-parallel group: 1 shards optimizer state, 2 also gradients, 3 also parameters. */
   zero: z.number().int().min(0).max(3).default(0),
@@ -151,12 +155,50 @@ export const PlanSchema = z.object({
 });
 export type Plan = z.infer<typeof PlanSchema>;
 
-/** Parse untrusted plan JSON, throwing one readable message that lists every problem with its path. */
+/** A plan that cannot be read: every problem as a coded diagnostic (plan-too-large, plan-unknown-field, plan-schema). */
+export class PlanError extends DiagnosticError {
+  constructor(diagnostics: Diagnostic[]) {
+    super(diagnostics, 'The plan is malformed:');
+    this.name = 'PlanError';
+  }
+}
+
+/**
+ * Parse untrusted plan JSON, throwing a PlanError that lists every problem with its path: sizes first
+ * (before the schema allocates per element), then fields the schema does not know (a misspelt optional
+ * field would otherwise be dropped without a word), then the schema's own findings.
+ */
 export function parsePlan(input: unknown): Plan {
+  const tooLarge = planSizeProblems(input);
+  if (tooLarge.length) throw new PlanError(tooLarge);
+  const unknown = unknownFields(PlanSchema, input, LIMITS.findingsKept).map(
+    (f): Diagnostic => ({
+      severity: 'error',
+      code: 'plan-unknown-field',
+      message: `Unknown field "${f.key}" at ${f.path}${f.suggestion ? ` (did you mean ${f.suggestion}?)` : ''}.`,
+      where: { field: f.path },
+      hint: f.suggestion ? `Rename it to ${f.suggestion}.` : 'Remove it, or check its spelling against the plan format in README.md.',
+    }),
+  );
   const result = PlanSchema.safeParse(input);
-  if (result.success) return result.data;
-  const problems = result.error.issues.map((issue) => `${issue.path.join('.') || '(plan)'}: ${issue.message}`);
-  throw new Error(`The plan is malformed:\n  ${problems.join('\n  ')}`);
+  if (result.success && !unknown.length) return result.data;
+  const schema = (result.error?.issues ?? []).slice(0, LIMITS.findingsKept).map(
+    (issue): Diagnostic => ({
+      severity: 'error',
+      code: 'plan-schema',
+      message: `${issue.path.join('.') || '(plan)'}: ${describeIssue(issue, input)}`,
+      where: { field: issue.path.join('.') || '(plan)' },
+      hint: 'Correct the value; README.md describes every plan field.',
+    }),
+  );
+  throw new PlanError([...unknown, ...schema]);
+}
+
+/** zod says "expected number, received number" of Infinity (JSON's 1e400): say what is wrong. */
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
+  if (issue.code !== 'invalid_type' || issue.expected !== 'number') return issue.message;
+  const value = issue.path.reduce<unknown>((v, k) => (typeof v === 'object' && v !== null ? (v as Record<PropertyKey, unknown>)[k] : undefined), input);
+  return typeof value === 'number' ? `${value} is not a finite number (a number written too large, such as 1e400, reads as Infinity)` : issue.message;
 }
 
 /** Devices (one agent each) a plan uses: every stage's data-parallel × tensor-parallel degree, summed. */

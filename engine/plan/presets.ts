@@ -1,5 +1,6 @@
 import type { ModelGraph } from '../model/graph.js';
 import { cutSplitsSharedLayer, sharedLayerCalls } from '../model/sharedLayers.js';
+import { LIMITS } from './limits.js';
 import type { OptimizerConfig, Plan } from './plan.js';
 
 export interface PresetOptions {
@@ -104,7 +105,12 @@ export function presetPlan(model: ModelGraph, preset: string, options: PresetOpt
   const dataParallel = Number(match[2]);
   const tensorParallel = match[3] ? Number(match[3]) : 1;
   if (pipeline < 1 || dataParallel < 1 || tensorParallel < 1) throw new Error(`Plan preset "${preset}": degrees must be at least 1.`);
+  // Before the stage search, whose table grows with stages × layers.
+  if (pipeline * dataParallel * tensorParallel > LIMITS.devices) {
+    throw new Error(`Plan preset "${preset}" needs ${pipeline * dataParallel * tensorParallel} agents (stages × replicas × shards); Shoal runs at most ${LIMITS.devices}.`);
+  }
   const microBatches = options.microBatches ?? (match[4] ? Number(match[4]) : pipeline > 1 ? 4 : 1);
+  if (microBatches > LIMITS.microBatches) throw new Error(`Plan preset "${preset}": ${microBatches} micro-batches; at most ${LIMITS.microBatches}.`);
   const stages = balancedStages(model, pipeline).map((layers) => ({ layers, dataParallel, tensorParallel }));
   return {
     version: 1,

@@ -1,5 +1,6 @@
 import type { ClusterSpec } from '../cluster/spec.js';
 import type { Findings } from './diagnostics.js';
+import { LIMITS } from './limits.js';
 import { placements } from './placement.js';
 import { agentsNeeded, type Plan } from './plan.js';
 
@@ -8,6 +9,12 @@ import { agentsNeeded, type Plan } from './plan.js';
  * their stage. Without a cluster only the shape of the groups can be checked.
  */
 export function checkDevices(plan: Plan, cluster: ClusterSpec | undefined, findings: Findings): void {
+  const needed = agentsNeeded(plan);
+  // Before anything per rank: the placements below allocate one entry for each.
+  if (needed > LIMITS.devices) {
+    findings.error('too-many-agents', `The plan needs ${needed} agents; Shoal runs at most ${LIMITS.devices}.`, { field: 'stages' }, `Lower the data-parallel or tensor-parallel degrees so that at most ${LIMITS.devices} devices are used.`);
+    return;
+  }
   plan.stages.forEach((stage, s) => {
     const ranks = stage.dataParallel * stage.tensorParallel;
     if (stage.devices && stage.devices.length !== ranks) {
@@ -21,7 +28,6 @@ export function checkDevices(plan: Plan, cluster: ClusterSpec | undefined, findi
   });
 
   const available = cluster?.devices.length;
-  const needed = agentsNeeded(plan);
   if (available !== undefined && needed > available) {
     findings.error('too-few-agents', `The plan needs ${needed} agents but the cluster has ${available} devices (one agent each).`, { field: 'stages' }, `Lower the pipeline, data-parallel or tensor-parallel degree, or use a cluster with at least ${needed} devices.`);
   }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { AllReduceMeasurementSchema, LayerTimingSchema, LinkMeasurementSchema } from './profile.js';
+import { ConfusionSumsSchema, MetricSumSchema } from './evaluation.js';
 import { RequestIdSchema, type AgentRequestType } from './agentRequests.js';
 import { TimelineEventSchema } from './timeline.js';
 import { LocalTensorSchema, WireTensorSchema } from './wireTensor.js';
@@ -25,8 +26,11 @@ export const AgentReplySchema = z.discriminatedUnion('type', [
     type: z.literal('stepDone'),
     ...reply,
     step: z.number().int().min(0),
-    /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
-    loss: z.number(),
+    /**
+     * This agent's share of the step's mean loss (non-zero on last-stage agents only). null: it was NaN
+     * or ±Infinity, which JSON writes as null; the coordinator stops the run with the step's number.
+     */
+    loss: z.number().nullable(),
     computeMs: z.number(),
     allReduceMs: z.number(),
     timeline: z.array(TimelineEventSchema).optional(),
@@ -45,6 +49,10 @@ export const AgentReplySchema = z.discriminatedUnion('type', [
     lossSum: z.number(),
     /** Samples whose loss is in lossSum. */
     count: z.number(),
+    /** The model's metrics as additive sums, by name. */
+    metrics: z.record(z.string(), MetricSumSchema).optional(),
+    /** The first classifier output's class counts (last-stage agents that see whole outputs). */
+    confusion: ConfusionSumsSchema.optional(),
   }),
   z.object({
     type: z.literal('profileDone'),

@@ -56,6 +56,8 @@ const CASES: Case[] = [
   { code: 'virtual-nodes-too-few', severity: 'error', where: { stage: 0, field: 'virtualNodes.total' }, plan: plan('pp1-dp4', (p) => (p.virtualNodes = { total: 2 })) },
   { code: 'device-group-size', severity: 'error', where: { stage: 0, field: 'devices' }, plan: plan('pp1-dp2', (p) => (p.stages[0].devices = [0])) },
   { code: 'too-few-agents', severity: 'error', where: { field: 'stages' }, plan: plan('pp2-dp2'), cluster: localClusterSpec(3) },
+  // A plan built in code (parsePlan refuses it earlier): refused before one placement per rank is made.
+  { code: 'too-many-agents', severity: 'error', where: { field: 'stages' }, plan: plan('pp1-dp1', (p) => (p.stages[0].dataParallel = 2 ** 31)) },
   { code: 'device-out-of-range', severity: 'error', where: { stage: 0, device: 9, field: 'devices' }, plan: plan('pp1-dp2', (p) => (p.stages[0].devices = [0, 9])), cluster: localClusterSpec(4) },
   // Stage 1 has no group, so its rank 1 runs on device 1, which stage 0 already uses.
   { code: 'device-shared', severity: 'error', where: { stage: 1, device: 1, field: 'devices' }, plan: plan('pp2-dp1', (p) => (p.stages[0].devices = [1])), cluster: localClusterSpec(4) },

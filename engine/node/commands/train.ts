@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parseClusterName } from '../../cluster/cluster.js';
+import { datasetLine, readDatasetRecord } from '../jobs/datasetRecord.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { loadModel, modelRef } from '../modelRef.js';
 import { optimizerFrom, shuffleFrom, trainingSetupFrom, TRAINING_OPTIONS } from '../trainingOptions.js';
@@ -12,6 +11,9 @@ import { validatePlan } from '../../plan/validate.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { eventPrinter } from './eventPrinter.js';
 import { fail } from './fail.js';
+import { readJsonFile } from './inputFiles.js';
+import { intOption, localClusterOption, numberOption } from './optionValues.js';
+import { planFileConflicts } from './planFileFlags.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
 
@@ -58,20 +60,16 @@ export const TRAIN_OPTIONS = {
 
 export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')))): Plan {
   if (values['plan-file']) {
-    const file = String(values['plan-file']);
-    let json: unknown;
-    try {
-      json = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      fail(`Cannot read the plan file ${file}: ${(err as Error).message}`);
-    }
-    return parsePlan(json);
+    const plan = parsePlan(readJsonFile(String(values['plan-file']), 'plan'));
+    // A flag beside --plan-file that says otherwise is refused rather than silently ignored.
+    const conflicts = planFileConflicts(values, plan, modelRef(model));
+    if (conflicts.length) throw new Error(`--plan-file ${String(values['plan-file'])} and the options disagree:\n  ${conflicts.join('\n  ')}\nDrop those options, or edit the plan file.`);
+    return plan;
   }
-  const number = (key: string) => (values[key] === undefined ? undefined : Number(values[key]));
   const plan = presetPlan(model, String(values.plan ?? 'pp1-dp1'), {
-    globalBatch: number('batch'),
-    microBatches: number('micro-batches'),
-    seed: number('seed'),
+    globalBatch: intOption(values, 'batch', { example: '64' }),
+    microBatches: intOption(values, 'micro-batches', { example: '4' }),
+    seed: intOption(values, 'seed', { min: 0, example: '42' }),
     optimizer: optimizerFrom(values, model, values.lr === undefined ? undefined : DEFAULT_OPTIMIZER),
   });
   const shuffle = shuffleFrom(values);
@@ -81,10 +79,18 @@ export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(Str
     model: modelRef(model),
     ...(shuffle === undefined ? {} : { shuffle }),
     ...(values.schedule === undefined ? {} : { schedule: values.schedule }),
-    ...(values.zero === undefined ? {} : { zero: number('zero') }),
+    ...(values.zero === undefined ? {} : { zero: intOption(values, 'zero', { min: 0, max: 3 }) }),
     ...(values.recompute ? { recompute: true } : {}),
-    ...(values['clip-norm'] === undefined ? {} : { gradientClipNorm: number('clip-norm') }),
+    ...(values['clip-norm'] === undefined ? {} : { gradientClipNorm: numberOption(values, 'clip-norm', { above: 0, example: '1.0' }) }),
   });
+}
+
+/** How long to train: --steps (whole, ≥ 1) or --epochs (a positive number, 5 by default). */
+export function runLength(values: TrainValues): { steps?: number; epochs?: number } {
+  const steps = intOption(values, 'steps', { example: '100' });
+  const epochs = numberOption(values, 'epochs', { above: 0, example: '5' });
+  if (steps !== undefined && epochs !== undefined) throw new Error('--steps and --epochs both say how long to train: give one of them.');
+  return steps !== undefined ? { steps } : { epochs: epochs ?? 5 };
 }
 
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
@@ -96,7 +102,14 @@ export async function runTrain(values: TrainValues): Promise<void> {
   let model: ModelGraph;
   let plan: Plan;
   let training: ReturnType<typeof trainingSetupFrom>;
+  let length: ReturnType<typeof runLength>;
+  let checkpointEverySteps: number | undefined;
+  let cluster: ReturnType<typeof localClusterOption>;
   try {
+    // Every option is checked before the model is read or any process starts.
+    length = runLength(values);
+    checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
+    cluster = localClusterOption(String(values.cluster ?? 'local'), defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);
     training = trainingSetupFrom(values, model, plan.seed);
@@ -104,9 +117,9 @@ export async function runTrain(values: TrainValues): Promise<void> {
     fail((err as Error).message);
   }
   for (const note of training.notes) process.stderr.write(`shoal: ${note}\n`);
-  const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
-  const steps = values.steps === undefined ? undefined : Number(values.steps);
-  const epochs = values.epochs === undefined ? (steps === undefined ? 5 : undefined) : Number(values.epochs);
+  const { steps, epochs } = length;
+  const printEvent = eventPrinter(Boolean(values.json));
+  let datasetShown = false;
   const job = new LocalJob({
     model,
     plan,
@@ -115,8 +128,16 @@ export async function runTrain(values: TrainValues): Promise<void> {
     epochs,
     steps,
     runDir: values.out === undefined ? undefined : resolve(String(values.out)),
-    checkpointEverySteps: values['checkpoint-every'] === undefined ? undefined : Number(values['checkpoint-every']),
-    onEvent: eventPrinter(Boolean(values.json)),
+    checkpointEverySteps,
+    onEvent: (event) => {
+      // job.json is written once the job starts: say which data it records with the first event.
+      if (!datasetShown) {
+        datasetShown = true;
+        const dataset = readDatasetRecord(job.runDir);
+        if (dataset) process.stderr.write(`shoal: ${datasetLine(dataset)}\n`);
+      }
+      printEvent(event);
+    },
   });
   const stop = () => void job.stop();
   process.once('SIGINT', stop);
@@ -133,9 +154,16 @@ export async function runTrain(values: TrainValues): Promise<void> {
 
 /** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
 export function printPresetPlan(values: TrainValues): void {
-  const model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
-  const plan = buildPlan(values, model);
-  const cluster = parseClusterName(String(values.cluster ?? 'local'), defaultLocalAgents());
+  let model: ModelGraph;
+  let plan: Plan;
+  let cluster: ReturnType<typeof localClusterOption>;
+  try {
+    cluster = localClusterOption(String(values.cluster ?? 'local'), defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
+    model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
+    plan = buildPlan(values, model);
+  } catch (err) {
+    fail((err as Error).message);
+  }
   process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
   const diagnostics = [...validatePlan(plan, model, cluster.spec), ...executionSupport(plan, model)];
   if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
