@@ -10,7 +10,7 @@
  *   the rest of the runtime is real): this machine has fewer cores than stages, so real stages would
  *   measure core contention, not the schedule's bubbles. Compared with GPipe's m/(m+p−1).
  * - accuracy, from real training for the same number of epochs, evaluated every half epoch: final
- *   test accuracy, and the training time (evaluation excluded) to reach the target accuracy.
+ *   validation accuracy, and the training time (evaluation excluded) to reach the target accuracy.
  * Prints a table, writes bench/results/async.json and bench/results/async.svg (accuracy against time
  * and against epochs).
  */
@@ -85,7 +85,7 @@ const variants: Variant[] = [
 interface CurvePoint {
   epoch: number;
   seconds: number;
-  testAccuracy: number;
+  validationAccuracy: number;
 }
 
 interface Row {
@@ -96,10 +96,10 @@ interface Row {
   utilizationByStage: number[] | null;
   /** GPipe / 1F1B: m/(m+p−1); async: 1 (no bubble). */
   utilizationTheory: number;
-  testAccuracy: number | null;
+  validationAccuracy: number | null;
   /** Training seconds of every repeat; the row and curve are the fastest one's. */
   trainSecondsRuns: number[];
-  /** Final test accuracy minus GPipe m=4's, in percentage points. */
+  /** Final validation accuracy minus GPipe m=4's, in percentage points. */
   vsGpipePoints: number | null;
   epochs: number;
   trainSeconds: number | null;
@@ -148,7 +148,7 @@ async function measureUtilization(v: Variant): Promise<number[]> {
 }
 
 /**
- * Test accuracy after each evaluation, against epochs and against training time: time since the job
+ * Validation accuracy after each evaluation, against epochs and against training time: time since the job
  * started running (agents ready) up to the last step before the evaluation, minus earlier evaluations.
  */
 function accuracyCurve(events: Timed[]): CurvePoint[] {
@@ -159,7 +159,7 @@ function accuracyCurve(events: Timed[]): CurvePoint[] {
   for (const { event, at } of events) {
     if (event.type === 'step') lastStepAt = at;
     if (event.type !== 'eval') continue;
-    points.push({ epoch: event.epoch, seconds: (lastStepAt - origin - evaluating) / 1000, testAccuracy: event.testAccuracy ?? NaN });
+    points.push({ epoch: event.epoch, seconds: (lastStepAt - origin - evaluating) / 1000, validationAccuracy: event.validationAccuracy ?? NaN });
     evaluating += at - lastStepAt;
   }
   return points;
@@ -177,14 +177,14 @@ for (const v of variants) {
   const seconds = curves.map((c) => c.at(-1)?.seconds ?? Infinity);
   const curve = curves[seconds.indexOf(Math.min(...seconds))] ?? [];
   const last = curve.at(-1);
-  const reached = curve.find((p) => p.testAccuracy >= target);
+  const reached = curve.find((p) => p.validationAccuracy >= target);
   rows.push({
     schedule: v.schedule,
     microBatches: m,
     utilization: byStage ? byStage.reduce((a, b) => a + b, 0) / byStage.length : null,
     utilizationByStage: byStage,
     utilizationTheory: theory,
-    testAccuracy: last?.testAccuracy ?? null,
+    validationAccuracy: last?.validationAccuracy ?? null,
     trainSecondsRuns: seconds,
     vsGpipePoints: null,
     epochs,
@@ -193,11 +193,11 @@ for (const v of variants) {
     epochsToTarget: reached?.epoch ?? null,
     curve,
   });
-  console.log(`${v.schedule}: utilization ${rows.at(-1)!.utilization?.toFixed(3) ?? '—'}, test accuracy ${last ? (last.testAccuracy * 100).toFixed(2) : '—'}% (${((performance.now() - started) / 1000).toFixed(0)} s so far)`);
+  console.log(`${v.schedule}: utilization ${rows.at(-1)!.utilization?.toFixed(3) ?? '—'}, validation accuracy ${last ? (last.validationAccuracy * 100).toFixed(2) : '—'}% (${((performance.now() - started) / 1000).toFixed(0)} s so far)`);
 }
 rmSync(runsRoot, { recursive: true, force: true });
-const gpipe = rows[0].testAccuracy;
-for (const r of rows) r.vsGpipePoints = r.testAccuracy !== null && gpipe !== null ? (r.testAccuracy - gpipe) * 100 : null;
+const gpipe = rows[0].validationAccuracy;
+for (const r of rows) r.vsGpipePoints = r.validationAccuracy !== null && gpipe !== null ? (r.validationAccuracy - gpipe) * 100 : null;
 const benchSeconds = (performance.now() - started) / 1000;
 
 const pct = (v: unknown) => (typeof v === 'number' ? `${(v * 100).toFixed(2)}%` : '—');
@@ -207,7 +207,7 @@ const columns: Column<Row>[] = [
   { key: 'utilization', title: 'utilization*', format: fixed(3) },
   { key: 'utilizationTheory', title: 'GPipe theory', format: (v, r) => (r.schedule.startsWith('async') ? '(no bubble)' : fixed(3)(v)), align: 'right' },
   { key: 'utilizationByStage', title: 'per stage*', format: (v) => (Array.isArray(v) ? (v as number[]).map((u) => u.toFixed(2)).join(' ') : '—') },
-  { key: 'testAccuracy', title: `test acc (${epochs} ep)`, format: pct, align: 'right' },
+  { key: 'validationAccuracy', title: `val acc (${epochs} ep)`, format: pct, align: 'right' },
   { key: 'vsGpipePoints', title: 'vs GPipe m=4', format: (v) => (typeof v === 'number' ? `${v >= 0 ? '+' : ''}${v.toFixed(2)} pt` : '—'), align: 'right' },
   { key: 'trainSeconds', title: 'train s', format: fixed(1) },
   { key: 'secondsToTarget', title: `s to ${pct(target)}`, format: fixed(1), align: 'right' },
@@ -225,7 +225,7 @@ const notes = [
   `Training times: ${STAGES} real stages share ${cpus().length} cores here, so they measure core contention as much as bubbles; each schedule trained ${repeats}× (identical accuracy, deterministic) and the fastest run is shown. Load average (1 min) before / after the benchmark: ${loadBefore.toFixed(2)} / ${loadavg()[0].toFixed(2)}.`,
   `In-flight slack: async stages keep one micro-batch more in flight than 1F1B's p − s, so a message's latency does not stall the stream (a backward would otherwise wait for its gradient); without it (strict 1F1B counts, same corrections) utilization is ${noSlack?.utilization?.toFixed(3) ?? '—'}.`,
   `Target: async utilization ≥ 0.95 — measured ${asyncUtil.map((u) => (u === null ? '—' : u.toFixed(3))).join(' / ')} (${asyncUtil.every((u) => u !== null && u >= 0.95) ? 'met' : 'not met'}).`,
-  `Target: async with corrections within 1 point of GPipe's test accuracy — ${asyncBoth.vsGpipePoints === null ? 'not measured' : `${asyncBoth.vsGpipePoints >= 0 ? '+' : ''}${asyncBoth.vsGpipePoints.toFixed(2)} points (${asyncBoth.vsGpipePoints >= -1 ? 'met' : 'not met'})`}.`,
+  `Target: async with corrections within 1 point of GPipe's validation accuracy — ${asyncBoth.vsGpipePoints === null ? 'not measured' : `${asyncBoth.vsGpipePoints >= 0 ? '+' : ''}${asyncBoth.vsGpipePoints.toFixed(2)} points (${asyncBoth.vsGpipePoints >= -1 ? 'met' : 'not met'})`}.`,
   `Benchmark wall time ${benchSeconds.toFixed(0)} s.`,
 ];
 
@@ -245,17 +245,17 @@ if (!skipTraining) {
         name: `${v.schedule}${row.utilization === null ? '' : ` (utilization ${row.utilization.toFixed(2)})`}`,
         color: v.color,
         dashed: v.dashed,
-        points: row.curve.map((p) => [p[x], p.testAccuracy] as [number, number]),
+        points: row.curve.map((p) => [p[x], p.validationAccuracy] as [number, number]),
       }));
-  const accuracies = rows.flatMap((r) => r.curve.map((p) => p.testAccuracy));
+  const accuracies = rows.flatMap((r) => r.curve.map((p) => p.validationAccuracy));
   const y: [number, number] = [Math.floor(Math.min(...accuracies, target) * 50 - 0.5) / 50, Math.min(1, Math.ceil(Math.max(...accuracies, target) * 100 + 0.5) / 100)];
   // A little room right of the last points so their markers are not cut by the frame.
   const longest = Math.max(...rows.flatMap((r) => r.curve.map((p) => p.seconds)));
-  const common = { yLabel: 'test accuracy', y, hLines: [{ y: target, label: `target ${pct(target)}` }], yFormat: (v: number) => `${(v * 100).toFixed(0)}%` };
+  const common = { yLabel: 'validation accuracy', y, hLines: [{ y: target, label: `target ${pct(target)}` }], yFormat: (v: number) => `${(v * 100).toFixed(0)}%` };
   const svg = lineChartsSvg(
     [
-      { ...common, title: 'Test accuracy against training time', xLabel: 'training time (s, evaluation excluded)', series: series('seconds'), x: [0, longest * 1.03] },
-      { ...common, title: 'Test accuracy against epochs', xLabel: 'epochs', series: series('epoch'), x: [0, epochs * 1.03] },
+      { ...common, title: 'Validation accuracy against training time', xLabel: 'training time (s, evaluation excluded)', series: series('seconds'), x: [0, longest * 1.03] },
+      { ...common, title: 'Validation accuracy against epochs', xLabel: 'epochs', series: series('epoch'), x: [0, epochs * 1.03] },
     ],
     `MNIST cnn, ${STAGES} stages on local:${STAGES} (${cpus().length} cores). GPipe and 1F1B compute the same updates, so their epoch curves coincide. Utilization: synthetic stages of ${stageMs.forward}/${stageMs.backward} ms.`,
   );

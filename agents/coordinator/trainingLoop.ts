@@ -49,7 +49,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   log.emit({ type: 'status', state: 'running', message: `${generations.gen.members.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
 
   const perEpoch = stepsPerEpoch(config.training?.trainSamples ?? MNIST_TRAIN, job.plan.globalBatch);
-  const evaluation = new Evaluation(log, perEpoch);
+  const evaluation = new Evaluation(log, perEpoch, { classes: config.training?.classes, lastStep: config.steps });
   // An asynchronous pipeline has no step barrier: it streams steps, cannot be resized, re-balanced
   // or recovered between steps (no single state describes its applied updates).
   const asynchronous = !scheduleTraits(job.plan.schedule).stepBarrier;

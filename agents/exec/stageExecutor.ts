@@ -1,4 +1,7 @@
-import type * as tf from '@tensorflow/tfjs-core';
+import * as tf from '@tensorflow/tfjs-core';
+import type { EvalMetric } from '../../engine/model/evalMetrics.js';
+import type { OutputLoss } from '../../engine/model/trainingSpec.js';
+import { evalSums, tidily, type EvalSums } from './evalSums.js';
 import type { LayerDone, StageModule } from './stageModule.js';
 import type { PassRows } from './graph/dropoutMask.js';
 import type { ShardedParamSpec } from './tensorParallel/shardedParams.js';
@@ -28,8 +31,11 @@ export interface StageExecutor {
   lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }>;
   /** Forward pass for evaluation: nothing kept. */
   infer(x: tf.Tensor, rows: number): Promise<tf.Tensor>;
-  /** Rows (or positions) the accuracy counts correct, of `total` counted; the summed loss. */
-  evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }>;
+  /**
+   * Rows (or positions) the accuracy counts correct, of `total` counted; the summed loss; given what to
+   * measure, also the metrics' sums and the class counts (executors that see whole outputs).
+   */
+  evaluate(x: tf.Tensor, targets: Float32Array, rows: number, measure?: EvalMeasures): Promise<EvalSums>;
   /** The global sample indices of the next pass's rows and the step (deterministic dropout); absent: not needed. */
   setPass?(pass: PassRows | null): void;
   takeGradients(): tf.Tensor[];
@@ -43,6 +49,12 @@ export interface StageExecutor {
   /** Activations kept for backward passes still to come (for memory accounting). */
   keptTensors(): tf.Tensor[];
   dispose(): void;
+}
+
+/** What an evaluation measures beyond the loss: each output's loss spec and the metrics to sum. */
+export interface EvalMeasures {
+  losses: OutputLoss[];
+  metrics: EvalMetric[];
 }
 
 /** Let other work run — collectives' sends and receives — between two layers of a backward pass. */
@@ -80,7 +92,11 @@ export function wholeStageExecutor(module: StageModule): StageExecutor {
       return onFinal ? overlapped(module, module.lossBackwardSteps(x, labels, divisor), onFinal) : Promise.resolve(module.lossBackward(x, labels, divisor));
     },
     infer: async (x) => module.forward(x),
-    evaluate: async (x, targets, rows) => ({ ...module.evaluate(x, Int32Array.from(targets)), total: rows }),
+    evaluate: async (x, targets, rows, measure) => {
+      if (!measure) return { ...module.evaluate(x, Int32Array.from(targets)), total: rows };
+      // The built-in models' one output: logits and class indices.
+      return tidily(() => evalSums(measure.losses, measure.metrics, [module.forward(x)], [tf.tensor1d(targets)]));
+    },
     takeGradients: () => module.takeGradients(),
     keptTensors: () => module.keptTensors(),
     dispose: () => module.dispose(),

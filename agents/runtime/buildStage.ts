@@ -1,4 +1,5 @@
 import { parsePlan } from '../../engine/plan/plan.js';
+import { defaultMetrics } from '../exec/evalSums.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
 import type { AgentRequestOf } from '../../engine/protocol/agentRequests.js';
@@ -71,6 +72,7 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
     optimizer: stepBarrier ? null : createOptimizer(plan.optimizer),
     mesh,
     data: openDataset(training.data, setup.model, training.losses, plan.seed),
+    measures: { losses: training.losses, metrics: training.metrics ?? defaultMetrics(training.losses) },
     feeds: { inputs: setup.model.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: training.losses.map((l) => l.output) },
     graphStage,
     dataGroup,

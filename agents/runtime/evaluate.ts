@@ -1,16 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { receiveRows, sendRows } from '../schedule/rowTransfer.js';
 import { rowPieces, rowsOfShard } from '../schedule/stageBoundary.js';
+import { addEvalSums, type EvalSums } from '../exec/evalSums.js';
 import type { StageContext } from './stageContext.js';
 
 const CHUNK = 250;
 
-export interface EvalResult {
-  /** What the accuracy counts correct, of `total` rows or positions (0 for a regression loss). */
-  correct: number;
-  total: number;
-  lossSum: number;
-  /** Samples whose loss is in lossSum. */
+/** An agent's share of an evaluation: the executor's sums and the samples whose loss is in lossSum. */
+export interface EvalResult extends EvalSums {
   count: number;
 }
 
@@ -29,6 +26,8 @@ export async function runPipelineEval(ctx: StageContext, evalId: number): Promis
   const isFirst = me.stage === 0;
   const isLast = me.stage === plan.stages.length - 1;
   const result: EvalResult = { correct: 0, total: 0, lossSum: 0, count: 0 };
+  // A shard other than 0 returns nothing (the sums come from shard 0 alone); metrics only from executors that see whole outputs.
+  const measure = ctx.measures;
   module.setPass?.(null);
   for (let start = from, k = 0; start < to; start += CHUNK, k++) {
     const n = Math.min(CHUNK, to - start);
@@ -40,10 +39,7 @@ export async function runPipelineEval(ctx: StageContext, evalId: number): Promis
       ? tf.tensor(split.gather(ctx.feeds.inputs, indices.subarray(first, last)), [last - first, ...module.inputShape])
       : await receiveRows(mesh, rowPieces(plan, me, me.stage - 1, n), tag, module.inputShape);
     if (isLast) {
-      const { correct, total, lossSum } = await module.evaluate(x, split.gather(ctx.feeds.targets, indices), n);
-      result.correct += correct;
-      result.total += total;
-      result.lossSum += lossSum;
+      addEvalSums(result, await module.evaluate(x, split.gather(ctx.feeds.targets, indices), n, measure));
       if (me.shard === 0) result.count += n;
     } else {
       const y = await module.infer(x, n);

@@ -14,6 +14,7 @@ import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { planGroups } from '../comm/planGroups.js';
 import { boundaryRanks } from '../schedule/stageBoundary.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
+import type { EvalMeasures } from '../exec/stageExecutor.js';
 
 /** Everything one agent needs to execute its part of a plan. */
 export interface StageContext {
@@ -34,6 +35,8 @@ export interface StageContext {
   optimizer: Optimizer | null;
   mesh: PeerMesh;
   data: Dataset;
+  /** What an evaluation measures on the last stage: each output's loss and the metrics to report. */
+  measures: EvalMeasures;
   /** The dataset arrays the first stage reads (the model's inputs) and the last stage's targets (one per output). */
   feeds: { inputs: string[]; targets: string[] };
   /** The stage as a graph of tfjs-layers layers (the user's own models), else null. */

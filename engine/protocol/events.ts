@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { validationFields } from './evaluation.js';
 import { JobProfileSchema } from './profile.js';
 import { TimelineEventSchema } from './timeline.js';
 
@@ -50,9 +51,7 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     type: z.literal('eval'),
     step: z.number().int(),
     epoch: z.number(),
-    /** Absent for a regression loss (no accuracy metric). */
-    testAccuracy: z.number().optional(),
-    testLoss: z.number(),
+    ...validationFields,
   }),
   z.object({
     type: z.literal('log'),
@@ -104,9 +103,7 @@ export const JobEventSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('final'),
     final: z.literal(true),
-    /** Absent for a regression loss (no accuracy metric). */
-    testAccuracy: z.number().optional(),
-    testLoss: z.number(),
+    ...validationFields,
     steps: z.number().int(),
     epochs: z.number(),
     seconds: z.number(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Plan } from '../plan/plan.js';
+import type { ValidationResult } from './evaluation.js';
 import type { JobState } from './events.js';
 
 /**
@@ -26,10 +27,26 @@ export interface RunSummary {
   state: JobState | 'incomplete';
   /** Steps the run reported (the last step event + 1). */
   stepsDone: number;
-  testAccuracy?: number;
+  validationAccuracy?: number;
   checkpoints: number;
   /** Whether the run folder has the coordinator's event history (events.jsonl). */
   hasHistory: boolean;
+}
+
+/**
+ * Which data a run trained on: enough to tell two runs' data apart without hashing it all. The
+ * checksum covers the data's description and, for data on this machine, each file's path, size and
+ * modification time (`checksumOf` says which).
+ */
+export interface DatasetRecord {
+  name: string;
+  /** e.g. "csv /data/iris.csv (validation split 0.2)". */
+  description: string;
+  /** sha256, hex. */
+  checksum: string;
+  checksumOf: string;
+  trainSamples: number;
+  validationSamples: number;
 }
 
 export interface RunCurves {
@@ -44,8 +61,11 @@ export interface RunDetail {
   summary: RunSummary;
   plan: Plan;
   curves: RunCurves;
-  evals: Array<{ step: number; epoch: number; testAccuracy?: number; testLoss: number }>;
-  final?: { testAccuracy?: number; testLoss: number; steps: number; seconds: number; samplesPerSec: number; backends: string[] };
+  /** Every evaluation of the validation set; the last carries the confusion matrix of a classifier. */
+  evals: Array<{ step: number; epoch: number } & ValidationResult>;
+  final?: ValidationResult & { steps: number; seconds: number; samplesPerSec: number; backends: string[] };
+  /** The data the run trained on, as job.json records it (absent in runs written before it was recorded). */
+  dataset?: DatasetRecord;
   /** Steps at which the agents changed (resize, lost agent): markers on the curves. */
   membership: Array<{ step: number; generation: number; reason: string; agents: number }>;
   /** Median measured step time (ms) over the steps after the first two (warm-up), if any. */

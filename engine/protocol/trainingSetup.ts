@@ -39,6 +39,10 @@ export const TrainingSetupSchema = z.object({
   validationSamples: z.number().int().min(0),
   /** Class names by class id per output, where the data names its classes (label names, image class folders), so predictions can be named. */
   classes: z.record(z.string(), z.array(z.string())).optional(),
+  /** The metrics reported on the validation set (engine/model/evalMetrics.ts); absent: accuracy for each classifier output. */
+  metrics: z
+    .array(z.object({ output: z.string(), name: z.string(), kind: z.enum(['categoricalAccuracy', 'sparseCategoricalAccuracy', 'binaryAccuracy', 'categoricalCrossentropy', 'sparseCategoricalCrossentropy', 'binaryCrossentropy', 'meanSquaredError', 'meanAbsoluteError']) }))
+    .optional(),
 });
 export type TrainingSetup = z.infer<typeof TrainingSetupSchema>;
 

@@ -79,7 +79,7 @@ test('the monitor shows every rank on the merged timeline, fills the agent table
   expect(csvDownload.suggestedFilename()).toMatch(/^mlp-.*-metrics\.csv$/);
   const csvPath = await csvDownload.path();
   const csv = readFileSync(csvPath, 'utf8').trimEnd().split('\n');
-  expect(csv[0]).toBe('step,epoch,loss,samples_per_sec,step_ms,comm_wait_ms,test_accuracy,test_loss');
+  expect(csv[0]).toBe('step,epoch,loss,samples_per_sec,step_ms,comm_wait_ms,validation_accuracy,validation_loss');
   const rows = csv.slice(1).map((line) => line.split(','));
   expect(rows.filter((r) => r[1] !== '').length).toBe(steps);
   expect(rows.filter((r) => r[6] !== '').length).toBe(evals);

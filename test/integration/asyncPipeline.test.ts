@@ -28,7 +28,7 @@ describe('asynchronous pipeline (PipeMare)', () => {
     const plan: Plan = { ...presetPlan(model, 'pp2-dp2'), schedule: 'async', pipemare: { lrRescheduling: true, warmupUpdates: 100, discrepancyCorrection: true, decay: 0.1, inFlightSlack: 1 } };
     const events = await train('both', plan, 4, 125);
     const final = events.at(-1);
-    expect(final?.type === 'final' && final.testAccuracy).toBeGreaterThan(0.9);
+    expect(final?.type === 'final' && final.validationAccuracy).toBeGreaterThan(0.9);
     const stats = events.filter((e) => e.type === 'pipeline');
     expect(stats).toHaveLength(2 * 125);
     const last = (stage: number) => stats.filter((e) => e.type === 'pipeline' && e.stage === stage).at(-1)!;
@@ -61,7 +61,7 @@ describe('asynchronous pipeline (PipeMare)', () => {
     };
     const events = await train('none', plan, 4, 60);
     const final = events.at(-1);
-    expect(final?.type === 'final' && final.testAccuracy).toBeGreaterThan(0.85);
+    expect(final?.type === 'final' && final.validationAccuracy).toBeGreaterThan(0.85);
     expect(events.filter((e) => e.type === 'pipeline' && e.correction !== 0)).toEqual([]);
   });
 });

@@ -34,8 +34,8 @@ describe('npx shoal train', () => {
 
     const last = JSON.parse(lines[lines.length - 1]);
     expect(last.final).toBe(true);
-    expect(last.testAccuracy).toBeGreaterThanOrEqual(0.95);
-    expect(last.testAccuracy).toBeLessThanOrEqual(1);
+    expect(last.validationAccuracy).toBeGreaterThanOrEqual(0.95);
+    expect(last.validationAccuracy).toBeLessThanOrEqual(1);
   }, 600_000);
 
   it('refuses a plan the cluster cannot run, saying what to change', () => {

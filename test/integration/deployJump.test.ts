@@ -62,7 +62,7 @@ describe('deploy through a jump host', () => {
     expect(events.filter((e) => e.type === 'step')).toHaveLength(20);
     const final = events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>;
     expect(final).toMatchObject({ final: true, steps: 20 });
-    expect(final.testAccuracy).toBeGreaterThan(0);
+    expect(final.validationAccuracy).toBeGreaterThan(0);
     // The agent behind the jump host wrote its log on that host's own disk.
     expect(existsSync(join(homes[1], '.shoal', 'runs', deployed.jobId, 'agent-1.log'))).toBe(true);
     expect(existsSync(join(homes[0], '.shoal', 'runs', deployed.jobId, 'agent-1.log'))).toBe(false);

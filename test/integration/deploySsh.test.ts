@@ -125,7 +125,7 @@ describe('shoal deploy over SSH', () => {
     expect(events.filter((e) => e.type === 'step').map((e) => (e as { step: number }).step)).toEqual(Array.from({ length: 150 }, (_, i) => i));
     expect(new Set(events.filter((e) => e.type === 'agent').map((e) => (e as { host: string }).host))).toEqual(new Set(aliases));
     const final = events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>;
-    expect(final.testAccuracy).toBeGreaterThanOrEqual(0.9);
+    expect(final.validationAccuracy).toBeGreaterThanOrEqual(0.9);
     // Every line of the coordinator's log names its host (and rank, for agents' lines).
     const coordinatorLog = readFileSync(join(homes[0], '.shoal', 'runs', jobId, 'coordinator.log'), 'utf8').trim().split('\n');
     for (const line of coordinatorLog) expect(line).toMatch(/^\[(coordinator|h[234])( rank \d+)?\] /);
@@ -252,7 +252,7 @@ describe('shoal deploy over SSH', () => {
     expect(restored.step).toBeGreaterThanOrEqual(40);
     const steps = new Set(events.flatMap((e) => (e.type === 'step' ? [e.step] : [])));
     expect(steps.size).toBe(480);
-    expect((events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>).testAccuracy).toBeGreaterThan(0.85);
+    expect((events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>).validationAccuracy).toBeGreaterThan(0.85);
     const coordinatorLog = readFileSync(join(homes[0], '.shoal', 'runs', id, 'coordinator.log'), 'utf8');
     expect(coordinatorLog).toMatch(/^\[coordinator\] exited with code 137; starting it again \(1 of 3\)$/m);
     await untilState(id, 'finished');

@@ -63,8 +63,8 @@ describe('shoal deploy --model model.json --data DIR', () => {
     expect(events.filter((e) => e.type === 'step')).toHaveLength(6);
     expect(new Set(events.filter((e) => e.type === 'agent').map((e) => (e as { host: string }).host))).toEqual(new Set(aliases));
     const final = events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>;
-    expect(final.testLoss).toBeGreaterThan(0);
-    expect(final.testAccuracy).toBeGreaterThanOrEqual(0);
+    expect(final.validationLoss).toBeGreaterThan(0);
+    expect(final.validationAccuracy).toBeGreaterThanOrEqual(0);
 
     // The same model and data again: nothing to upload.
     const again = await run(runDeployCommand, ...args);

@@ -44,7 +44,7 @@ describe('runs on disk (studio history)', () => {
     const runs = await service.listRuns();
     expect(runs.map((r) => r.id)).toEqual([second, first]);
     expect(runs[1]).toMatchObject({ model: 'mlp', state: 'finished', stepsDone: 12, checkpoints: 1, hasHistory: true, planLabel: expect.stringMatching(/^2 stages × 1 replica, gpipe/) });
-    expect(runs[1].testAccuracy).toBeGreaterThan(0.3);
+    expect(runs[1].validationAccuracy).toBeGreaterThan(0.3);
 
     const run = await service.getRun(first);
     expect(run.curves.step).toEqual(Array.from({ length: 12 }, (_, i) => i));

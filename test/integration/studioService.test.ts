@@ -29,7 +29,7 @@ describe('studio service (the API both shells expose)', () => {
     const plan = presetPlan(zooModel('mlp'), 'pp2-dp1');
     const { jobId } = await service.startTraining({ plan, agents: 2, steps: 30 });
     const final = await stream.until((e) => e.type === 'final');
-    expect(final.type === 'final' && final.testAccuracy).toBeGreaterThan(0.5);
+    expect(final.type === 'final' && final.validationAccuracy).toBeGreaterThan(0.5);
     const backfill = await service.jobEvents(jobId, 0);
     expect(backfill.filter((e) => e.type === 'step')).toHaveLength(30);
     expect((await service.listJobs())[0]).toMatchObject({ id: jobId, model: 'mlp', agents: 2 });

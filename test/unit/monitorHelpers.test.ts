@@ -65,12 +65,12 @@ describe('metrics CSV', () => {
     let m = emptyMetrics();
     const events: JobEvent[] = [];
     for (let step = 1; step <= 25; step++) events.push({ type: 'step', step, epoch: step / 10, loss: 2 / step, samplesPerSec: 1000 + step, stepMs: 12.5, commWaitMs: step % 2 ? 0.25 : undefined, elapsedMs: step * 13 });
-    events.push({ type: 'eval', step: 10, epoch: 1, testAccuracy: 0.9123, testLoss: 0.31 }, { type: 'eval', step: 20, epoch: 2, testAccuracy: 0.95, testLoss: 0.2 });
+    events.push({ type: 'eval', step: 10, epoch: 1, validationAccuracy: 0.9123, validationLoss: 0.31 }, { type: 'eval', step: 20, epoch: 2, validationAccuracy: 0.95, validationLoss: 0.2 });
     m = applyEvents(m, events);
     const csv = metricsCsv(m);
     const lines = csv.trimEnd().split('\n');
     expect(lines[0]).toBe(METRICS_CSV_HEADER.join(','));
-    expect(lines[0]).toBe('step,epoch,loss,samples_per_sec,step_ms,comm_wait_ms,test_accuracy,test_loss');
+    expect(lines[0]).toBe('step,epoch,loss,samples_per_sec,step_ms,comm_wait_ms,validation_accuracy,validation_loss');
     expect(lines).toHaveLength(26);
     expect(lines[1]).toBe('1,0.1,2,1001,12.5,0.25,,');
     expect(lines[2]).toBe('2,0.2,1,1002,12.5,,,');
@@ -79,7 +79,7 @@ describe('metrics CSV', () => {
   });
 
   it('keeps evaluations of steps without a step row, and names files safely', () => {
-    const csv = metricsCsv({ ...emptyMetrics(), evalSteps: [0], accuracy: [10], testLoss: [2.3] });
+    const csv = metricsCsv({ ...emptyMetrics(), evalSteps: [0], accuracy: [10], validationLoss: [2.3] });
     expect(csv.trimEnd().split('\n')[1]).toBe('0,,,,,,0.1,2.3');
     expect(exportName('mlp', 'job 1/2', 'metrics', 'csv')).toBe('mlp-job-1-2-metrics.csv');
     expect(exportName('my model', undefined, 'plan', 'json')).toBe('my-model-plan.json');

@@ -4,8 +4,9 @@ import type { LayerNode, ModelGraph } from '../../../engine/model/graph.js';
 import type { StageCuts } from '../../../engine/model/stageCuts.js';
 import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
 import { targetShape } from '../../../engine/data/modelArrays.js';
-import { correctCount, lossSum } from '../losses.js';
-import type { FinalGradient, StageExecutor } from '../stageExecutor.js';
+import { evalSums, tidily, type EvalSums } from '../evalSums.js';
+import { lossSum } from '../losses.js';
+import type { EvalMeasures, FinalGradient, StageExecutor } from '../stageExecutor.js';
 import type { ShardedParamSpec } from '../tensorParallel/shardedParams.js';
 import { GradientAccumulator } from '../gradientAccumulator.js';
 import { BatchNormStatistics } from './batchNormStatistics.js';
@@ -247,15 +248,10 @@ export class GraphStage implements StageExecutor {
     return dx;
   }
 
-  async evaluate(x: tf.Tensor, targets: Float32Array, rows: number): Promise<{ correct: number; total: number; lossSum: number }> {
-    return tf.tidy(() => {
+  async evaluate(x: tf.Tensor, targets: Float32Array, rows: number, measure?: EvalMeasures): Promise<EvalSums> {
+    return tidily(() => {
       const outputs = this.outputs(this.run(this.unpack(x), false, false, null), this.outgoing);
-      const targetTensors = this.targetTensors(targets, rows);
-      const lossValue = this.totalLoss(outputs, targetTensors, 1).dataSync()[0];
-      // Accuracy of the first output that has one (Keras reports one per output; the event carries one).
-      const i = this.options.losses.findIndex((l) => l.metric !== null);
-      const { correct, count } = i < 0 ? { correct: 0, count: 0 } : correctCount(this.options.losses[i], outputs[i], targetTensors[i]);
-      return { correct, total: count, lossSum: lossValue };
+      return evalSums(this.options.losses, measure?.metrics ?? [], outputs, this.targetTensors(targets, rows));
     });
   }
 

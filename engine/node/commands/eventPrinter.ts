@@ -1,3 +1,4 @@
+import type { Confusion, ValidationResult } from '../../protocol/evaluation.js';
 import type { JobEvent } from '../../protocol/events.js';
 
 /** One readable line for an event, or null for events a person need not see (info logs, most steps). */
@@ -15,7 +16,7 @@ export function describeEvent(event: JobEvent): string | null {
     case 'step':
       return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
     case 'eval':
-      return `eval after step ${event.step}: ${event.testAccuracy === undefined ? '' : `test accuracy ${(event.testAccuracy * 100).toFixed(2)}%  `}test loss ${event.testLoss.toFixed(4)}`;
+      return `eval after step ${event.step}: ${validationText(event)}`;
     case 'log':
       return event.level === 'info' ? null : `[${event.host}${event.rank === null ? '' : ` rank ${event.rank}`}] ${event.level}: ${event.message}`;
     case 'pipeline':
@@ -31,8 +32,34 @@ export function describeEvent(event: JobEvent): string | null {
     case 'checkpoint':
       return `checkpoint ${event.action} at step ${event.step}: ${event.path}`;
     case 'final':
-      return `done: ${event.testAccuracy === undefined ? `test loss ${event.testLoss?.toFixed(4)}` : `test accuracy ${(event.testAccuracy * 100).toFixed(2)}%`} after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})`;
+      return `done: ${validationText(event)} after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})${event.confusion ? `\n${confusionText(event.confusion)}` : ''}`;
   }
+}
+
+/** Validation accuracy, loss and the model's metrics on one line. */
+function validationText(result: ValidationResult): string {
+  const parts = [...(result.validationAccuracy === undefined ? [] : [`validation accuracy ${(result.validationAccuracy * 100).toFixed(2)}%`]), `validation loss ${result.validationLoss.toFixed(4)}`];
+  for (const [name, value] of Object.entries(result.metrics ?? {})) parts.push(`${name} ${/accuracy|(^|_)acc$/.test(name) ? `${(value * 100).toFixed(2)}%` : value.toFixed(4)}`);
+  return parts.join('  ');
+}
+
+/** Per-class accuracy, and the matrix itself when it fits a terminal (up to 12 classes). */
+function confusionText(c: Confusion): string {
+  const width = Math.max(5, ...c.classNames.map((n) => n.length));
+  const lines = [`per-class validation accuracy (${c.output}, ${c.total} samples):`];
+  const shown = 20;
+  c.classNames.slice(0, shown).forEach((name, i) => {
+    const a = c.perClassAccuracy[i];
+    lines.push(`  ${name.padEnd(width)}  ${a === null ? '—' : `${(a * 100).toFixed(2)}%`}`);
+  });
+  if (c.classNames.length > shown) lines.push(`  … ${c.classNames.length - shown} more classes (all in the --json final line and the studio's run view)`);
+  if (c.matrix && c.classNames.length <= 12) {
+    const cells = Math.max(5, ...c.matrix.flat().map((v) => String(v).length), ...c.classNames.map((n) => Math.min(n.length, 8)));
+    lines.push(`confusion matrix (rows: true class, columns: predicted):`);
+    lines.push(`  ${''.padEnd(width)}  ${c.classNames.map((n) => n.slice(0, 8).padStart(cells)).join(' ')}`);
+    c.matrix.forEach((row, i) => lines.push(`  ${c.classNames[i].padEnd(width)}  ${row.map((v) => String(v).padStart(cells)).join(' ')}`));
+  } else if (c.note) lines.push(`  ${c.note}`);
+  return lines.join('\n');
 }
 
 /** `--json`: every event as one JSON line; otherwise the readable lines. */

@@ -130,11 +130,11 @@ export async function runTrain(values: TrainValues): Promise<void> {
     runDir: values.out === undefined ? undefined : resolve(String(values.out)),
     checkpointEverySteps,
     onEvent: (event) => {
-      // job.json is written once the job starts: say which data it records with the first event.
+      // job.json is written as the processes start: say which data it records once it is there.
       if (!datasetShown) {
-        datasetShown = true;
         const dataset = readDatasetRecord(job.runDir);
         if (dataset) process.stderr.write(`shoal: ${datasetLine(dataset)}\n`);
+        datasetShown = !!dataset || event.type === 'final';
       }
       printEvent(event);
     },

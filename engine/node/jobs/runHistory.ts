@@ -32,13 +32,25 @@ function planLabel(plan: Plan): string {
   return parts.join(', ');
 }
 
+/**
+ * Runs written before the held-out data was named for what it is (a validation set) carry
+ * `testAccuracy` / `testLoss` on their eval and final events: read them under today's names.
+ */
+export function upgradeLegacy(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const event = value as Record<string, unknown>;
+  if ((event.type !== 'eval' && event.type !== 'final') || !('testLoss' in event || 'testAccuracy' in event)) return value;
+  const { testLoss, testAccuracy, ...rest } = event;
+  return { ...rest, validationLoss: rest.validationLoss ?? testLoss, ...(testAccuracy === undefined || rest.validationAccuracy !== undefined ? {} : { validationAccuracy: testAccuracy }) };
+}
+
 /** Events of a JSON-lines file; a torn last line (the job was killed mid-write) and unknown lines are skipped. */
 function parseEvents(text: string): JobEvent[] {
   const events: JobEvent[] = [];
   for (const line of text.split('\n')) {
     if (!line.trim()) continue;
     try {
-      const parsed = JobEventSchema.safeParse(JSON.parse(line));
+      const parsed = JobEventSchema.safeParse(upgradeLegacy(JSON.parse(line)));
       if (parsed.success) events.push(parsed.data);
     } catch {
       // A partial line: the rest of the history is still good.
@@ -98,7 +110,7 @@ function summarize(id: string, dir: string, record: RunRecord, events: JobEvent[
     planLabel: planLabel(record.plan),
     state,
     stepsDone: lastStep ? lastStep.step + 1 : 0,
-    testAccuracy: final?.testAccuracy ?? lastEval?.testAccuracy,
+    validationAccuracy: final?.validationAccuracy ?? lastEval?.validationAccuracy,
     checkpoints,
     hasHistory: existsSync(join(dir, EVENTS_FILE)),
   };
@@ -157,7 +169,7 @@ export function readRun(id: string, live?: JobState, root = runsRoot()): RunDeta
   const eventsFile = join(dir, EVENTS_FILE);
   const events = existsSync(eventsFile) ? parseEvents(readFileSync(eventsFile, 'utf8')) : [];
   const curves: RunDetail['curves'] = { step: [], loss: [], samplesPerSec: [], stepMs: [], elapsedMs: [] };
-  const detail: RunDetail = { summary: summarize(id, dir, record, events, live), plan: record.plan, curves, evals: [], membership: [] };
+  const detail: RunDetail = { summary: summarize(id, dir, record, events, live), plan: record.plan, curves, evals: [], membership: [], ...(record.dataset ? { dataset: record.dataset } : {}) };
   for (const e of events) {
     if (e.type === 'step') {
       // A coordinator resumed from a checkpoint runs the steps since it again: the later ones count.
@@ -168,9 +180,15 @@ export function readRun(id: string, live?: JobState, root = runsRoot()): RunDeta
       curves.samplesPerSec.push(e.samplesPerSec);
       curves.stepMs.push(e.stepMs);
       curves.elapsedMs.push(e.elapsedMs);
-    } else if (e.type === 'eval') detail.evals.push({ step: e.step, epoch: e.epoch, testAccuracy: e.testAccuracy, testLoss: e.testLoss });
+    } else if (e.type === 'eval') {
+      const { type: _type, ...evaluation } = e;
+      detail.evals.push(evaluation);
+    }
     else if (e.type === 'membership') detail.membership.push({ step: e.step, generation: e.generation, reason: e.reason, agents: e.agents.length });
-    else if (e.type === 'final') detail.final = { testAccuracy: e.testAccuracy, testLoss: e.testLoss, steps: e.steps, seconds: e.seconds, samplesPerSec: e.samplesPerSec, backends: e.backends };
+    else if (e.type === 'final') {
+      const { type: _type, final: _final, epochs: _epochs, ...result } = e;
+      detail.final = result;
+    }
     else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped') && e.message) detail.message = e.message;
   }
   detail.measuredStepMs = median(curves.stepMs.slice(Math.min(2, Math.max(0, curves.stepMs.length - 1))));

@@ -3,7 +3,9 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import type { Plan } from '../../plan/plan.js';
+import type { DatasetRecord } from '../../protocol/runs.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
+import { datasetRecordOf } from './datasetRecord.js';
 
 /**
  * Where runs live on disk: one folder per job with `job.json` (what was asked) and `checkpoints/`.
@@ -24,10 +26,14 @@ export interface RunRecord {
   steps: number;
   /** The data and losses the job trained with (absent: the built-in models' MNIST digits); resume reuses them. */
   training?: TrainingSetup;
+  /** Which data it trained on (name, checksum, sample counts); createRunDir fills it in from `training`. */
+  dataset?: DatasetRecord;
 }
 
 export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId)): string {
   mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+  // A resumed run keeps the record it had; a new one fingerprints its data once, here.
+  if (!record.dataset) record = { ...record, dataset: datasetRecordOf(record.training) };
   const tmp = join(dir, '.job.json.tmp');
   writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, join(dir, 'job.json'));

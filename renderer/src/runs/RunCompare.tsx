@@ -13,7 +13,7 @@ export function RunCompare({ ids }: { ids: [string, string] }) {
   const pair = useMemo(() => (a && b ? [a, b] : undefined), [a, b]);
   const loss = useMemo(() => pair?.map((d, i) => ({ label: ids[i], color: COLORS[i], x: d.curves.step, y: d.curves.loss })) ?? [], [pair, ids]);
   const throughput = useMemo(() => pair?.map((d, i) => ({ label: ids[i], color: COLORS[i], x: d.curves.step, y: d.curves.samplesPerSec })) ?? [], [pair, ids]);
-  const accuracy = useMemo(() => pair?.map((d, i) => ({ label: ids[i], color: COLORS[i], x: d.evals.map((e) => e.step), y: d.evals.map((e) => (e.testAccuracy ?? NaN) * 100) })) ?? [], [pair, ids]);
+  const accuracy = useMemo(() => pair?.map((d, i) => ({ label: ids[i], color: COLORS[i], x: d.evals.map((e) => e.step), y: d.evals.map((e) => (e.validationAccuracy ?? NaN) * 100) })) ?? [], [pair, ids]);
   const diff = useMemo(() => (pair ? planDiff(pair[0].plan, pair[1].plan) : []), [pair]);
   if (!pair) return <div className="empty">Loading the two runs…</div>;
   return (
@@ -24,7 +24,7 @@ export function RunCompare({ ids }: { ids: [string, string] }) {
       <div className="run-detail__charts">
         <OverlayChart title="Loss" testId="compare-loss" series={loss} xLabel="step" yLabel="loss" />
         <OverlayChart title="Throughput" testId="compare-throughput" series={throughput} xLabel="step" yLabel="samples/s" />
-        <OverlayChart title="Test accuracy" testId="compare-accuracy" series={accuracy} xLabel="step" yLabel="%" />
+        <OverlayChart title="Validation accuracy" testId="compare-accuracy" series={accuracy} xLabel="step" yLabel="%" />
       </div>
       <h4 className="panel__title">Plan differences</h4>
       {diff.length === 0 ? (

@@ -69,7 +69,7 @@ function ExportControls({ id }: { id: string }) {
 export function RunDetailView({ id }: { id: string }) {
   const detail = useRuns((s) => s.details[id]);
   const evalX = useMemo(() => detail?.evals.map((e) => e.step) ?? [], [detail]);
-  const evalY = useMemo(() => detail?.evals.map((e) => (e.testAccuracy ?? NaN) * 100) ?? [], [detail]);
+  const evalY = useMemo(() => detail?.evals.map((e) => (e.validationAccuracy ?? NaN) * 100) ?? [], [detail]);
   const markers = useMemo(() => detail?.membership.filter((m) => m.generation > 0).map((m) => ({ step: m.step, label: `${m.reason}: ${m.agents} agents` })) ?? [], [detail]);
   if (!detail) return <div className="empty">Loading run {id}…</div>;
   const { summary, curves, final } = detail;
@@ -80,14 +80,14 @@ export function RunDetailView({ id }: { id: string }) {
       </h3>
       <p className="muted">
         {new Date(summary.createdAt).toLocaleString()} · {summary.agents} agents · {summary.stepsDone} of {summary.steps} steps · {summary.state}
-        {final && ` · ${final.testAccuracy === undefined ? `validation loss ${final.testLoss.toFixed(4)}` : `test accuracy ${pct(final.testAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
+        {final && ` · ${final.validationAccuracy === undefined ? `validation loss ${final.validationLoss.toFixed(4)}` : `validation accuracy ${pct(final.validationAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
       </p>
       {detail.message && <p className="error-text">{detail.message}</p>}
       {!summary.hasHistory && <p className="muted">This run was recorded before Shoal kept event histories: only its plan and checkpoints are on disk.</p>}
       <div className="run-detail__charts">
         <LineChart title="Loss" testId="run-loss" x={curves.step} y={curves.loss} xLabel="step" yLabel="loss" color="#4cc9f0" markers={markers} />
         <LineChart title="Throughput" testId="run-throughput" x={curves.step} y={curves.samplesPerSec} xLabel="step" yLabel="samples/s" color="#80ed99" />
-        <LineChart title="Test accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points formatValue={(v) => `${v.toFixed(1)}%`} />
+        <LineChart title="Validation accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points formatValue={(v) => `${v.toFixed(1)}%`} />
       </div>
       <StepTimeTable runs={[{ label: id, detail }]} />
       <ExportControls id={id} />

@@ -64,7 +64,7 @@ export function RunsView() {
                       <td>
                         {run.stepsDone}/{run.steps}
                       </td>
-                      <td>{pct(run.testAccuracy)}</td>
+                      <td>{pct(run.validationAccuracy)}</td>
                     </tr>
                   ))}
                 </tbody>

@@ -39,14 +39,14 @@ export interface JobMetrics {
   loss: number[];
   samplesPerSec: number[];
   evalSteps: number[];
-  /** Test accuracy in percent. */
+  /** Validation accuracy in percent. */
   accuracy: number[];
   /** Per step: its epoch, step time and longest gradient-communication wait (NaN when not reported). */
   stepEpochs: number[];
   stepMs: number[];
   commWaitMs: number[];
   /** Per evaluation. */
-  testLoss: number[];
+  validationLoss: number[];
   /** The newest sampled step timelines (every agent's events on the coordinator's axis), oldest first. */
   timelines: TimelineJobEvent[];
   /** What the agents measured before the first step (calibrates the predicted timeline). */
@@ -80,7 +80,7 @@ export function emptyMetrics(): JobMetrics {
     stepEpochs: [],
     stepMs: [],
     commWaitMs: [],
-    testLoss: [],
+    validationLoss: [],
     timelines: [],
     alerts: [],
     epoch: 0,
@@ -109,7 +109,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
     stepEpochs: [...previous.stepEpochs],
     stepMs: [...previous.stepMs],
     commWaitMs: [...previous.commWaitMs],
-    testLoss: [...previous.testLoss],
+    validationLoss: [...previous.validationLoss],
     agents: [...previous.agents],
     logs: [...previous.logs],
   };
@@ -139,8 +139,8 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
       case 'eval':
         if (next.evalSteps.length > 0 && event.step <= next.evalSteps[next.evalSteps.length - 1]) break;
         next.evalSteps.push(event.step);
-        next.accuracy.push(event.testAccuracy === undefined ? NaN : event.testAccuracy * 100);
-        next.testLoss.push(event.testLoss);
+        next.accuracy.push(event.validationAccuracy === undefined ? NaN : event.validationAccuracy * 100);
+        next.validationLoss.push(event.validationLoss);
         break;
       case 'log':
         next.logs.push({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });

@@ -18,7 +18,7 @@ function describe(s: StudioState): { text: string; tone: 'ok' | 'busy' | 'error'
     case 'running':
       return { text: `Training ${where}${last ? ` — ${last}` : ''}`, tone: 'busy' };
     case 'finished':
-      return { text: `Finished ${where}${m.final?.testAccuracy !== undefined ? ` — test accuracy ${(m.final.testAccuracy * 100).toFixed(2)}%` : ''}`, tone: 'ok' };
+      return { text: `Finished ${where}${m.final?.validationAccuracy !== undefined ? ` — validation accuracy ${(m.final.validationAccuracy * 100).toFixed(2)}%` : ''}`, tone: 'ok' };
     case 'stopped':
       return { text: `Stopped ${where}${last ? ` at ${last}` : ''}`, tone: 'ok' };
     case 'failed':
