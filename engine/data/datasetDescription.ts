@@ -54,6 +54,13 @@ export const DatasetDescriptionSchema = z.object({
   /** A seeded random fraction held out for validation (recorded with the run). */
   validationSplit: z.number().gt(0).lt(1).optional(),
   preprocessing: DatasetPreprocessingSchema.optional(),
+  /**
+   * Where a deployed job's hosts find the data: 'upload' (the default) sends it from this machine to
+   * each host once per content; 'hosts' means `source` is already at that same path on every host (a
+   * shared file system, or copies), so nothing is uploaded and deploy compares each host's copy with
+   * this machine's. A local job reads it in place either way.
+   */
+  location: z.enum(['upload', 'hosts']).optional(),
 }).strict();
 export type DatasetDescription = z.infer<typeof DatasetDescriptionSchema>;
 

@@ -1,8 +1,11 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { loadModel } from '../modelRef.js';
 import { trainingSetupFrom } from '../trainingOptions.js';
 import type { Launcher } from '../deploy/launcher.js';
+import { markOnHosts } from '../deploy/dataFiles.js';
 import { LocalLauncher } from '../deploy/localLauncher.js';
 import { SshLauncher } from '../deploy/sshLauncher.js';
 import type { CommandIo } from './commandIo.js';
@@ -14,7 +17,7 @@ import { stepsFor } from '../jobs/jobConfigs.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, TRAIN_OPTIONS } from './train.js';
 
-export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data DIR|synthetic] [--plan pp2-dp2 | --plan-file plan.json]
+export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
               [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
                                    start a job on SSH hosts; it keeps running without this command`;
@@ -22,6 +25,7 @@ export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --
 const OPTIONS = {
   ...TRAIN_OPTIONS,
   'eval-every': { type: 'string' },
+  'data-on-hosts': { type: 'string' },
   'trust-new': { type: 'boolean' },
   'no-gpu': { type: 'boolean' },
   detach: { type: 'boolean' },
@@ -41,7 +45,13 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     if (values.model === undefined) throw new Error('--model is required: a built-in model (shoal models) or a model.json file.');
     const model = loadModel(String(values.model));
     const plan = buildPlan(values, model);
-    const training = trainingSetupFrom(values, model, plan.seed);
+    const onHosts = values['data-on-hosts'] === undefined ? undefined : String(values['data-on-hosts']);
+    if (onHosts !== undefined && values.data !== undefined) throw new Error('Give --data (uploaded to the hosts) or --data-on-hosts (already at that path on every host), not both.');
+    if (onHosts !== undefined && !existsSync(resolve(onHosts))) {
+      throw new Error(`--data-on-hosts ${onHosts}: not found on this machine. Shoal checks the data against the model here before deploying and compares each host's copy with this one, so this machine needs the same data at the same path too (a shared mount, or a copy).`);
+    }
+    const training = trainingSetupFrom(onHosts === undefined ? values : { ...values, data: onHosts }, model, plan.seed);
+    if (onHosts !== undefined) training.data = markOnHosts(training.data, '--data-on-hosts');
     for (const note of training.notes) io.err(`shoal: ${note}\n`);
     const steps = values.steps === undefined ? stepsFor(plan, values.epochs === undefined ? 5 : Number(values.epochs), undefined, training.trainSamples) : Number(values.steps);
     const evalEvery = values['eval-every'] === undefined ? stepsPerEpoch(training.trainSamples, plan.globalBatch) : Number(values['eval-every']);

@@ -11,7 +11,8 @@ import { judgeFacts } from './ssh/preflightChecks.js';
 import { PROBE_SCRIPT, parseProbeOutput } from './ssh/preflightProbe.js';
 import { whereOf } from './ssh/sshErrors.js';
 import { forwardPort } from './ssh/tunnel.js';
-import { uploadPayload } from './uploadPayload.js';
+import { beginUpload, checkSpace, type PendingUpload } from './uploadPayload.js';
+import { checkHostData } from './hostData.js';
 
 export interface SshLauncherOptions extends ConnectOptions {
   /** Hosts worked on at once (connect, probe, upload, stop); default 8. */
@@ -24,6 +25,8 @@ export interface SshLauncherOptions extends ConnectOptions {
  * Environment of agents on a host, as shell words (see startScript): the digits travel in the payload,
  * and NODE_PATH also finds the shared native backend for a bundle started from elsewhere.
  */
+const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
+
 const REMOTE_ENV = { SHOAL_MNIST_DIR: '"$(dirname "$B")/mnist"', NODE_PATH: '"$HOME/.shoal/node_modules"' };
 
 /** SSH hosts: one verified session per host (host keys checked, jump hosts followed), reused by every step. */
@@ -69,6 +72,7 @@ export class SshLauncher implements Launcher {
     const payload = agentPayload();
     return mapBounded(this.hosts, this.options.concurrency ?? 8, async (h): Promise<PreparedTarget> => {
       let step: PrepareEvent['step'] = 'connect';
+      let bundle = '';
       const emit = (status: PrepareEvent['status'], detail: string) => onProgress({ target: h.alias, step, status, detail });
       try {
         const via = h.jump.length ? ` via ${h.jump.map(whereOf).join(' → ')}` : '';
@@ -80,16 +84,27 @@ export class SshLauncher implements Launcher {
         const failed = judgeFacts(facts, h.user).filter((v) => v.status === 'fail');
         if (failed.length > 0) throw new Error(failed.map((v) => `${v.step}: ${v.detail}`).join('; '));
         emit('ok', `${facts.os} ${facts.arch}, Node ${facts.node?.version}, ${facts.gpus.length ? `${facts.gpus.length} GPU(s)` : 'no GPU'}`);
+        // Data meant to be on every host already is checked before anything is uploaded.
+        if (inputs?.onHosts) emit('ok', await checkHostData(client, inputs.onHosts));
 
         step = 'upload';
-        emit('running', `agent build ${payload.hash}`);
-        const up = await uploadPayload(client, payload, 'agent', (d) => emit('progress', d));
-        const bundle = `${up.dir}/${payload.bundle}`;
-        emit(up.uploaded ? 'ok' : 'skipped', up.uploaded ? `uploaded to ~/${bundle}` : `~/${bundle} already there`);
-        if (inputs) {
-          emit('running', `model and data ${inputs.hash}`);
-          const sent = await uploadPayload(client, inputs, 'inputs', (d) => emit('progress', d));
-          emit(sent.uploaded ? 'ok' : 'skipped', sent.uploaded ? `model and data uploaded to ~/${sent.dir}` : `model and data ~/${sent.dir} already there`);
+        const uploads: PendingUpload[] = [];
+        try {
+          uploads.push(await beginUpload(client, payload, 'agent', (d) => emit('progress', d)));
+          if (inputs && inputs.files.length > 0) uploads.push(await beginUpload(client, inputs, 'inputs', (d) => emit('progress', d)));
+          checkSpace(uploads);
+          const [agent, data] = uploads;
+          emit('running', `agent build ${payload.hash}`);
+          const up = await agent.run((d) => emit('progress', d));
+          emit(up.uploaded ? 'ok' : 'skipped', up.uploaded ? `uploaded to ~/${up.dir}/${payload.bundle}` : `~/${up.dir}/${payload.bundle} already there`);
+          bundle = `${up.dir}/${payload.bundle}`;
+          if (data) {
+            emit('running', `model and data ${inputs!.hash} (${mib(inputs!.bytes)} MiB, ${mib(data.needed)} MiB to send)`);
+            const sent = await data.run((d) => emit('progress', d));
+            emit(sent.uploaded ? 'ok' : 'skipped', sent.uploaded ? `model and data uploaded to ~/${sent.dir} (${mib(sent.sent)} MiB sent)` : `model and data ~/${sent.dir} already there (0 MiB sent)`);
+          }
+        } finally {
+          for (const u of uploads) await u.release();
         }
 
         step = 'gpu-runtime';
