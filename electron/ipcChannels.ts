@@ -6,4 +6,6 @@ export const IPC = {
   subscribe: 'shoal:subscribe',
   /** main → renderer: one RpcEvent. */
   event: 'shoal:event',
+  /** invoke: 'file' | 'folder' in, the path the user picked (or null) out — the Data section's picker. */
+  pickDataPath: 'shoal:pick-data-path',
 } as const;

@@ -1,4 +1,4 @@
-import { app, BrowserWindow, ipcMain, session } from 'electron';
+import { app, BrowserWindow, dialog, ipcMain, session } from 'electron';
 import type { WebContents, WebFrameMain } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -39,6 +39,17 @@ function isOwnFrame(frame: WebFrameMain | null | undefined): boolean {
 ipcMain.handle(IPC.call, async (event, payload: unknown) => {
   if (!isOwnFrame(event.senderFrame)) throw new Error('Refused: the request did not come from the studio window.');
   return dispatchCall(service, payload);
+});
+
+// The Data section's picker: the renderer gets the path the user chose, never a listing of the disk.
+ipcMain.handle(IPC.pickDataPath, async (event, what: unknown) => {
+  if (!isOwnFrame(event.senderFrame)) throw new Error('Refused: the request did not come from the studio window.');
+  const window = BrowserWindow.fromWebContents(event.sender);
+  const options: Electron.OpenDialogOptions = what === 'folder'
+    ? { title: 'Data folder', properties: ['openDirectory'] }
+    : { title: 'Data file', properties: ['openFile'], filters: [{ name: 'Data', extensions: ['csv', 'tsv', 'tab', 'jsonl', 'ndjson', 'npz', 'json'] }, { name: 'All files', extensions: ['*'] }] };
+  const result = window ? await dialog.showOpenDialog(window, options) : await dialog.showOpenDialog(options);
+  return result.canceled ? null : (result.filePaths[0] ?? null);
 });
 
 ipcMain.on(IPC.subscribe, (event) => {

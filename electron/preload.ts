@@ -14,6 +14,10 @@ const bridge = {
   call(method: StudioMethod, params: unknown[]): Promise<RpcResult> {
     return ipcRenderer.invoke(IPC.call, { kind: 'call', id: nextId++, method, params }) as Promise<RpcResult>;
   },
+  /** The native open dialog for the Data section: the main process shows it and returns the path (or null). */
+  pickDataPath(what: 'file' | 'folder'): Promise<string | null> {
+    return ipcRenderer.invoke(IPC.pickDataPath, what === 'folder' ? 'folder' : 'file') as Promise<string | null>;
+  },
   subscribe(listener: (message: RpcEvent) => void): () => void {
     const forward = (_event: IpcRendererEvent, message: RpcEvent) => listener(message);
     ipcRenderer.on(IPC.event, forward);

@@ -10,6 +10,8 @@ export interface Transport {
   subscribe(listener: (message: RpcEvent) => void): () => void;
   /** Called once when the connection is lost for good (the WebSocket transport only). */
   onClose?(listener: (reason: string) => void): void;
+  /** Electron only: the native file picker for the Data section; the chosen path, or null when cancelled. */
+  pickDataPath?(what: 'file' | 'folder'): Promise<string | null>;
 }
 
 declare global {

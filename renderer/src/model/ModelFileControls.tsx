@@ -60,11 +60,13 @@ export function ModelFileDrop() {
     };
     const onDrop = (e: DragEvent) => {
       if (!carriesFiles(e)) return;
+      // A drop a section took (the Data section's data files) is not a model.
+      const taken = e.defaultPrevented;
       e.preventDefault();
       depth = 0;
       setOver(false);
       const files = [...(e.dataTransfer?.files ?? [])];
-      if (files.length) void openModelFiles(files);
+      if (files.length && !taken) void openModelFiles(files);
     };
     window.addEventListener('dragenter', onEnter);
     window.addEventListener('dragover', onOver);

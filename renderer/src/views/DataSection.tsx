@@ -1,22 +1,59 @@
+import { useState, type DragEvent } from 'react';
 import type { DataRef } from '../../../engine/protocol/trainingSetup';
+import { DatasetFields } from '../data/DatasetFields';
+import { uploadDroppedFile } from '../data/dropFiles';
 import { DATA_KINDS, LOSS_NAMES, type DataChoice } from '../store/dataChoice';
 import { isActive } from '../store/metrics';
 import { useStudio } from '../store/studioStore';
+import { FieldIssues } from './FieldIssues';
 import { NumberField } from './NumberField';
 
 /**
  * The plan panel's Data section: what Train trains on — the bundled MNIST digits (the built-in
- * models'), synthetic data of the model's shapes, or a NumPy folder on this machine (its path typed,
- * with a validation split when it has no val/ folder) — and the loss for outputs the model file gives
- * none. The Node side checks the folder against the model before any process starts.
+ * models'), synthetic data of the model's shapes, a NumPy folder on this machine (its path typed,
+ * with a validation split when it has no val/ folder), or a dataset file or folder that the Node side
+ * inspects as it is typed (renderer/src/data/) — and the loss for outputs the model file gives none.
+ * A data file dropped on the section is uploaded to the studio and becomes the dataset. The Node side
+ * checks the data against the model before any process starts.
  */
 export function DataSection() {
   const data = useStudio((s) => s.data);
   const set = useStudio((s) => s.set);
   const busy = useStudio((s) => !!s.job && isActive(s.job.metrics.state));
   const edit = (fields: Partial<DataChoice>) => set({ data: { ...useStudio.getState().data, ...fields } });
+  const [drop, setDrop] = useState<{ over: boolean; note?: string; error?: string }>({ over: false });
+  const lossIssues = data.kind === 'dataset' ? data.inspected?.inspection?.diagnostics.filter((d) => d.where.field === 'loss') : undefined;
+  const hasFiles = (e: DragEvent) => [...e.dataTransfer.types].includes('Files');
+  const onDrop = (e: DragEvent) => {
+    if (!hasFiles(e) || busy) return;
+    // Taken here: the window's model drop leaves a drop it sees prevented alone.
+    e.preventDefault();
+    const files = [...e.dataTransfer.files];
+    setDrop({ over: false, note: `Uploading ${files.map((f) => f.name).join(', ')}…` });
+    void uploadDroppedFile(files).then((result) => {
+      if ('error' in result) return setDrop({ over: false, error: result.error });
+      setDrop({ over: false });
+      const now = useStudio.getState().data;
+      edit({ kind: 'dataset', dataset: { ...now.dataset, source: result.path, format: '' } });
+    });
+  };
   return (
-    <fieldset className="data-section" aria-label="Data" disabled={busy}>
+    <fieldset
+      className={`data-section${drop.over ? ' data-section--drop' : ''}`}
+      aria-label="Data"
+      data-testid="data-section"
+      disabled={busy}
+      onDragOver={(e) => {
+        if (!hasFiles(e) || busy) return;
+        e.preventDefault();
+        e.dataTransfer.dropEffect = 'copy';
+        if (!drop.over) setDrop({ over: true });
+      }}
+      onDragLeave={(e) => {
+        if (!e.currentTarget.contains(e.relatedTarget as Node | null)) setDrop((d) => ({ ...d, over: false }));
+      }}
+      onDrop={onDrop}
+    >
       <legend className="field__label">Data</legend>
       <div className="field-row">
         <div className="field">
@@ -43,6 +80,7 @@ export function DataSection() {
               </option>
             ))}
           </select>
+          <FieldIssues issues={lossIssues} />
         </div>
       </div>
       {data.kind === 'npy' && (
@@ -65,6 +103,13 @@ export function DataSection() {
           <NumberField label="Validation split (without val/)" testId="validation-split" value={data.validationSplit} min={0} max={0.9} step={0.05} integer={false} onChange={(v) => edit({ validationSplit: v })} />
           <div className="data-section__hint muted">x.npy and y.npy, or one &lt;layer&gt;.npy per input and output; a val/ subfolder is the validation set.</div>
         </>
+      )}
+      {data.kind === 'dataset' && <DatasetFields data={data} edit={edit} />}
+      {drop.note && <div className="muted" data-testid="data-drop-note">{drop.note}</div>}
+      {drop.error && (
+        <div className="field-issues__item--error" role="alert" data-testid="data-drop-error">
+          {drop.error}
+        </div>
       )}
       {data.kind === 'synthetic' && <NumberField label="Training samples" testId="synthetic-samples" value={data.samples} min={1} max={10_000_000} onChange={(v) => edit({ samples: v })} />}
     </fieldset>
