@@ -13,6 +13,7 @@ import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
 import { parseConfig, readConfigFromStdin } from '../runtime/readConfig.js';
 import { rememberedPort, rememberPort, restartCount, resumePointAfterRestart } from './restart.js';
 import { teamAfterRestart } from '../../engine/plan/restartPolicy.js';
+import { HEARTBEAT_TIMEOUT_SEC } from '../../engine/plan/runtimeConstants.js';
 
 const now = () => Date.now();
 
@@ -29,11 +30,13 @@ export async function runCoordinator(): Promise<void> {
   const config = parseConfig(CoordinatorConfigSchema, raw, 'coordinator');
   const plan = parsePlan(config.plan);
   config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
+  // A restarted coordinator has the first one's profile already on disk.
+  if (restartCount() > 0) config.profile = false;
   const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
-  // Restarted by its supervisor (a deployed job): the agents the history says the job last had.
+  // Restarted by its supervisor: the agents the history says the job last had.
   const team = restartCount() > 0 ? teamAfterRestart(plan, config.model, config.agents, log.events) : null;
   if (team) config.agents = team.agents;
-  const startPlan = config.startPlan ? parsePlan(config.startPlan) : team?.plan;
+  const startPlan = team?.plan;
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);
@@ -89,7 +92,7 @@ export async function runCoordinator(): Promise<void> {
   }, timeoutSec * 1000);
   await membership.whenAlive(config.agents);
   clearTimeout(rendezvous);
-  membership.watch(config.heartbeatTimeoutSec ?? 5);
+  membership.watch(config.heartbeatTimeoutSec ?? HEARTBEAT_TIMEOUT_SEC);
 
   const finish = async (code: number) => {
     membership.stop();

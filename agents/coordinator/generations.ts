@@ -10,6 +10,7 @@ import { stateForStages, type JobState } from './jobState.js';
 import { syncClocks, type ClockEstimate } from './measurements.js';
 import type { Member } from './membership.js';
 import type { TrainingContext, TrainingRun } from './trainingRun.js';
+import { HEARTBEAT_TIMEOUT_SEC } from '../../engine/plan/runtimeConstants.js';
 
 /** The ranks of a generation as a membership event lists them: placement, host and virtual nodes. */
 export function placedAgents(gen: Generation) {
@@ -89,7 +90,7 @@ export class Generations {
     const { job, config, log, timeoutSec, say } = this.run;
     this.gen?.close();
     const generationId = ++this.lastId;
-    const gen = (this.gen = new Generation(generationId, plan, members, job.membership, timeoutSec, (config.heartbeatTimeoutSec ?? 5) + 1));
+    const gen = (this.gen = new Generation(generationId, plan, members, job.membership, timeoutSec, (config.heartbeatTimeoutSec ?? HEARTBEAT_TIMEOUT_SEC) + 1));
     const ports = members.map((m) => m.peerPort);
     if (members.some((m) => this.served.has(m))) {
       // Links of an earlier generation are dropped and every member listens afresh (a newcomer's

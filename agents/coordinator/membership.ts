@@ -4,6 +4,8 @@ import { AgentMessageSchema, type AgentMessage, type AgentReply } from '../../en
 import type { AgentHello } from '../../engine/protocol/handshake.js';
 import { parseHeader, unhandled } from '../../engine/protocol/wireHeader.js';
 
+
+const WATCHDOG_TICK_MS = 250;
 /** What a member's generation handles: replies to its requests, and failures. */
 export type MemberMessage = Message<AgentReply | Extract<AgentMessage, { type: 'failed' }>>;
 
@@ -116,13 +118,27 @@ export class Membership {
     return () => this.lostListeners.delete(listener);
   }
 
+  /**
+   * Fence members silent for more than `heartbeatSec`. Liveness is judged on the agents' heartbeats,
+   * not on this process's clock: when the watchdog itself ran late (the coordinator was paused by
+   * SIGSTOP or starved of CPU), the time it did not run is credited to every member — they may well
+   * have spoken, and their words wait, unread, in the socket buffers.
+   */
   watch(heartbeatSec: number): void {
+    let lastTick = Date.now();
     this.watchdog = setInterval(() => {
+      const now = Date.now();
+      const paused = now - lastTick - WATCHDOG_TICK_MS;
+      lastTick = now;
+      if (paused > WATCHDOG_TICK_MS) {
+        for (const m of this.alive()) m.lastHeard += paused;
+        return; // messages that arrived meanwhile are read before the next tick
+      }
       for (const m of this.alive()) {
-        const silent = (Date.now() - m.lastHeard) / 1000;
+        const silent = (now - m.lastHeard) / 1000;
         if (silent > heartbeatSec) this.lose(m, `stopped answering: no heartbeat for ${silent.toFixed(1)} s. It was fenced out of the job`);
       }
-    }, 250);
+    }, WATCHDOG_TICK_MS);
     this.watchdog.unref();
   }
 

@@ -24,6 +24,7 @@ import { remapVirtualNodes } from '../../engine/plan/elastic.js';
 import { disposeStage, localState } from './localState.js';
 import { StepUndo } from './stepUndo.js';
 import type { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
+import { HEARTBEAT_INTERVAL_MS } from '../../engine/plan/runtimeConstants.js';
 
 /**
  * An agent: one process per device. It joins the coordinator, receives its rank and its part of the
@@ -217,7 +218,7 @@ export async function runAgent(): Promise<void> {
   // stage's compute calls, which take milliseconds, so a busy agent still beats.
   setInterval(() => {
     if (!coordinator!.closed) tell({ type: 'heartbeat' });
-  }, 1000).unref();
+  }, HEARTBEAT_INTERVAL_MS).unref();
   coordinator.onClose = () => {
     // Under a deployed job's supervisor, exit code 75 asks to be started again: the coordinator may
     // be restarting after a crash (agents/coordinator/restart.ts), and the new agent rejoins it.

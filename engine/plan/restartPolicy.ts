@@ -4,15 +4,18 @@ import { replan } from './elastic.js';
 import type { Plan } from './plan.js';
 
 /**
- * The one restart policy of a job, whoever supervises its processes: `shoal train`'s LocalJob (in
- * TypeScript, its processes are its children) or the supervisor loop of a detached process on a host
- * (in sh, generated from these values by engine/node/deploy/jobScripts.ts).
+ * The one restart policy of a job, whoever supervises its processes: a SupervisedProcess for a job
+ * whose processes are children of `shoal train` or the studio (engine/node/deploy/supervisedProcess.ts),
+ * or the supervisor loop of a detached process on a host (in sh, generated from these values by
+ * engine/node/deploy/jobScripts.ts). Both tell the process it is supervised (SHOAL_SUPERVISED=1) and
+ * how often it was restarted (SHOAL_RESTART=n).
  *
- * - A coordinator that dies by a signal (SIGKILL, the OOM killer) while the job runs is started again,
- *   resumes from the newest checkpoint and continues with the team its history names. One that exits
- *   by itself has reported how the job ended (or failed with an error) and is not retried.
- * - An agent that lost its coordinator asks to be started again with REJOIN_EXIT_CODE, to rejoin the
- *   restarted one (only under a supervisor that restarts agents; LocalJob starts new agents instead).
+ * - A coordinator that dies by a signal (SIGKILL, the OOM killer) while the job runs is started again
+ *   on the same port, resumes from the newest checkpoint and continues with the team its history
+ *   names. One that exits by itself has reported how the job ended (or failed with an error) and is
+ *   not retried.
+ * - An agent that lost its coordinator exits with REJOIN_EXIT_CODE and is started again, to rejoin
+ *   the restarted one.
  * - At most MAX_RESTARTS times per process.
  */
 export const MAX_RESTARTS = 3;

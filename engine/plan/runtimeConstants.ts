@@ -12,3 +12,15 @@
  * cost model prices the overlap and the communication buffers with it.
  */
 export const GRADIENT_BUCKET_BYTES = 4 << 20;
+
+/**
+ * Seconds an agent may stay silent — no message, not even a heartbeat — before the coordinator fences
+ * it out of the job. A dead agent is noticed at once (its connection closes); this bound is for one that
+ * is stopped (SIGSTOP), hung, or behind a partitioned network. It is long, as torchrun's and Horovod's
+ * are, because a healthy agent on a loaded machine can go seconds without being scheduled; time the
+ * coordinator itself was not running (paused, starved) is not counted against the agents.
+ */
+export const HEARTBEAT_TIMEOUT_SEC = 30;
+
+/** How often an agent tells the coordinator it is alive. */
+export const HEARTBEAT_INTERVAL_MS = 1000;

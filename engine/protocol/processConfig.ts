@@ -26,11 +26,6 @@ export const CoordinatorConfigSchema = z.object({
   jobId: z.string(),
   /** Checked by parsePlan, which explains a bad plan with coded diagnostics. */
   plan: z.unknown(),
-  /**
-   * The first generation's plan when it is not `plan` (which later resizes keep re-planning from): a
-   * job restarted after a crash continues with the agents it had, re-planned for them.
-   */
-  startPlan: z.unknown().optional(),
   model: ModelGraphSchema,
   /** What the agents train on and minimise; absent: the built-in models' MNIST digits and cross-entropy. */
   training: TrainingSetupSchema.optional(),
@@ -45,7 +40,7 @@ export const CoordinatorConfigSchema = z.object({
   checkpointEverySteps: z.number().int().min(1).optional(),
   /** A checkpoint to resume from: parameters, optimizer state and the step to continue at. */
   resumeFrom: z.string().optional(),
-  /** Seconds without a heartbeat after which an agent counts as lost (default 5). */
+  /** Seconds without a heartbeat after which an agent counts as lost (default HEARTBEAT_TIMEOUT_SEC, engine/plan/runtimeConstants.ts). */
   heartbeatTimeoutSec: z.number().positive().optional(),
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */
   roundTimeoutSec: z.number().positive().optional(),

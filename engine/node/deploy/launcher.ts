@@ -79,6 +79,13 @@ export interface Launcher {
   /** Where processes may run; the first is the head (it runs the coordinator). */
   readonly targets: readonly LaunchTarget[];
   /**
+   * Whether the job's processes outlive this launcher (the default). A job whose processes end with
+   * it (LocalLauncher's attached mode: `shoal train`) leaves no deploy record: its owner follows it.
+   */
+  readonly detached?: boolean;
+  /** The name agent `index` on `target` is known by in events and logs (default: the target's alias). */
+  agentHost?(target: LaunchTarget, index: number): string;
+  /**
    * Connect to every target and make the agent runnable there, in parallel with a bound; `inputs` (a
    * user's model and data) go to ~/.shoal/inputs/<hash>/ on each target that does not share this
    * machine's files (see jobInputs.ts).

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { agentBundlePath } from './agentBundle.js';
+import { AttachedProcesses, type AttachedMode } from './attachedProcesses.js';
 import type { Forward, LaunchTarget, Launcher, PreparedTarget, PrepareEvent, ProcessSpec, StartedProcess, TargetJobState, TargetOutcome } from './launcher.js';
 import { readWith, startWith, statusWith, stopWith, type ShellRunner } from './jobOps.js';
 import type { RemoteResult } from './ssh/exec.js';
@@ -18,13 +19,29 @@ const localShell: ShellRunner = (script) =>
   });
 
 /**
- * This machine as a one-host cluster, with detached processes like a remote host's: a job deployed
- * here also outlives the studio, and `shoal jobs|attach|stop` treat it like any other. (LocalJob, used
- * by `shoal train`, instead keeps its processes as children and ends with them.)
+ * This machine as a one-host cluster, in one of two modes:
+ * - detached (the default): processes like a remote host's, started by the same sh scripts, so a job
+ *   deployed here outlives the studio and `shoal jobs|attach|stop` treat it like any other;
+ * - attached (`shoal train`, the studio's Train): the processes are this process's children
+ *   (attachedProcesses.ts), under the same restart policy, and end with it.
  */
 export class LocalLauncher implements Launcher {
   readonly kind = 'local' as const;
   readonly targets: readonly LaunchTarget[] = [{ alias: 'localhost', peerAddress: '127.0.0.1' }];
+  private readonly attached: AttachedProcesses | null;
+
+  constructor(attached?: AttachedMode) {
+    this.attached = attached ? new AttachedProcesses(attached) : null;
+  }
+
+  get detached(): boolean {
+    return this.attached === null;
+  }
+
+  /** Many agents share this one machine: each is named apart (`local-0`, `local-1` …) in events and logs. */
+  agentHost(_target: LaunchTarget, index: number): string {
+    return this.attached ? `local-${index}` : 'localhost';
+  }
 
   async prepare(onProgress?: (e: PrepareEvent) => void): Promise<PreparedTarget[]> {
     try {
@@ -37,6 +54,7 @@ export class LocalLauncher implements Launcher {
   }
 
   start(target: string, spec: ProcessSpec): Promise<StartedProcess> {
+    if (this.attached) return this.attached.start(agentBundlePath(), spec);
     return startWith(localShell, target, spec, agentBundlePath(), {});
   }
 
@@ -44,17 +62,38 @@ export class LocalLauncher implements Launcher {
     return { host, port, close: () => {} };
   }
 
-  readJobFile(target: string, jobId: string, where: 'run' | 'temp', file: string): Promise<string | undefined> {
+  async readJobFile(target: string, jobId: string, where: 'run' | 'temp', file: string): Promise<string | undefined> {
+    if (this.attached) return this.attached.readJobFile(where, file);
     return readWith(localShell, target, jobId, where, file);
   }
 
   async status(jobId: string): Promise<TargetJobState[]> {
+    if (this.attached) return [this.attached.status()];
     return [await statusWith(localShell, 'localhost', jobId)];
   }
 
   async stop(jobId: string): Promise<TargetOutcome[]> {
+    if (this.attached) return [await this.attached.stop()];
     return [await stopWith(localShell, 'localhost', jobId, true)];
   }
 
-  close(): void {}
+  /** Attached: the current process id of one of the job's processes (a restart changes it). */
+  pidOf(name: string): number | undefined {
+    return this.attached?.pidOf(name);
+  }
+
+  /** Attached: end every process now (no restarts), SIGKILL after `graceMs`. */
+  end(graceMs?: number): void {
+    this.attached?.end(graceMs);
+  }
+
+  /** Attached: resolves once every process has exited for good. */
+  async exited(): Promise<void> {
+    await this.attached?.exited();
+  }
+
+  /** A detached job goes on without this launcher; an attached one ends with it. */
+  close(): void {
+    this.attached?.end();
+  }
 }

@@ -8,7 +8,7 @@ import { createRunDir } from './runStore.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
-import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret } from './jobConfigs.js';
+import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
 
 export interface DeployOptions {
   launcher: Launcher;
@@ -25,6 +25,15 @@ export interface DeployOptions {
   onProgress?: (e: PrepareEvent) => void;
   /** The job's id, when the caller must know it before the hosts are ready (the studio polls by it). */
   jobId?: string;
+  /** Agent processes (default: the plan's); more than the plan needs start as spares the elastic plan uses. */
+  agents?: number;
+  /** The run folder here (default: a new one under runsRoot()). */
+  runDir?: string;
+  /** Continue from this checkpoint: parameters, optimizer state and step. */
+  resumeFrom?: string;
+  tuning?: CoordinatorTuning;
+  /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower. */
+  agentSlowdowns?: number[];
 }
 
 export interface DeployedJob {
@@ -56,7 +65,7 @@ export function placeAgents(targets: readonly LaunchTarget[], agents: number): L
  */
 export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   const { launcher, model, plan } = o;
-  const agents = agentsNeeded(plan);
+  const agents = o.agents ?? agentsNeeded(plan);
   try {
     assertPlanRuns(plan, model, agents);
   } catch (err) {
@@ -64,7 +73,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   }
 
   // A user's model file and data folder go with the job (this machine reads them where they are).
-  const inputs = o.training ? jobInputs(model, o.training) : null;
+  const inputs = o.training && launcher.kind !== 'local' ? jobInputs(model, o.training) : null;
   const remote = inputs && launcher.kind !== 'local' ? inputs.remote() : { model, training: o.training };
   const prepared = await launcher.prepare(o.onProgress, inputs ?? undefined);
   const failed = prepared.filter((p) => !p.ok);
@@ -87,14 +96,20 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
   // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
   const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
-  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) });
+  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir);
+  const detached = launcher.detached ?? true;
 
   const coordinator = await launcher.start(head.alias, {
     jobId,
     role: 'coordinator',
     name: 'coordinator',
-    // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>), the process's cwd.
-    config: coordinatorConfig({ jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps }, secret, { runDir: '', listenHost }),
+    // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>, the process's
+    // cwd); a job attached to this process names its folder here.
+    config: coordinatorConfig(
+      { jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps, resumeFrom: o.resumeFrom, tuning: o.tuning },
+      secret,
+      { runDir: detached ? '' : runDir, listenHost },
+    ),
   });
   const record: DeployRecord = {
     version: 1,
@@ -110,7 +125,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
     processes: [coordinator],
   };
   // Recorded before the agents start, so that `shoal stop` can clean up whatever happens next.
-  writeDeployRecord(runDir, record);
+  if (detached) writeDeployRecord(runDir, record);
 
   const started = await mapBounded(placement, 8, async (target, i): Promise<StartedProcess | Error> =>
     launcher
@@ -118,12 +133,12 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
         jobId,
         role: 'agent',
         name: `agent-${i}`,
-        config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, target.alias),
+        config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, launcher.agentHost?.(target, i) ?? target.alias, o.agentSlowdowns?.[i]),
       })
       .catch((err: Error) => err),
   );
   record.processes.push(...started.filter((s): s is StartedProcess => !(s instanceof Error)));
-  writeDeployRecord(runDir, record);
+  if (detached) writeDeployRecord(runDir, record);
   const errors = started.filter((s): s is Error => s instanceof Error);
   if (errors.length > 0) {
     const stopped = await launcher.stop(jobId);

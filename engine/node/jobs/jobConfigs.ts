@@ -62,12 +62,6 @@ export interface CoordinatorPlace {
   listenHost?: string;
 }
 
-/** A coordinator started again after its predecessor crashed: the team it continues with and the checkpoint it resumes from. */
-export interface CoordinatorRestart {
-  team: { plan: Plan; agents: number } | null;
-  resumeFrom: string | undefined;
-}
-
 export function newJobId(): string {
   return `job-${new Date().toISOString().replace(/[-:T]/g, '').slice(0, 14)}-${randomBytes(3).toString('hex')}`;
 }
@@ -92,25 +86,22 @@ export function defaultEvalEvery(plan: Plan, training?: TrainingSetup): number {
   return stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
 }
 
-export function coordinatorConfig(spec: JobSpec, secret: string, place: CoordinatorPlace, restart?: CoordinatorRestart): CoordinatorConfig {
+export function coordinatorConfig(spec: JobSpec, secret: string, place: CoordinatorPlace): CoordinatorConfig {
   const file = (name: string) => (place.runDir ? join(place.runDir, name) : name);
   const tuning = spec.tuning ?? {};
   return {
     secret,
     jobId: spec.jobId,
     plan: spec.plan,
-    ...(restart?.team ? { startPlan: restart.team.plan } : {}),
     model: spec.model,
     ...(spec.training ? { training: spec.training } : {}),
-    agents: restart?.team?.agents ?? spec.agents,
+    agents: spec.agents,
     steps: spec.steps,
     evalEverySteps: spec.evalEverySteps,
     checkpointDir: file('checkpoints'),
     checkpointEverySteps: spec.checkpointEverySteps,
-    resumeFrom: restart ? restart.resumeFrom : spec.resumeFrom,
+    resumeFrom: spec.resumeFrom,
     ...tuning,
-    // A restarted coordinator has the first one's profile already on disk.
-    ...(restart ? { profile: false } : {}),
     profilePath: file('profile.json'),
     // The job's history outlives the coordinator: attach, the Runs view and restarts read it.
     eventLogPath: file('events.jsonl'),

@@ -3,15 +3,18 @@ import { basename, join } from 'node:path';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import type { ModelGraph } from '../../model/graph.js';
 import type { Plan } from '../../plan/plan.js';
-import { MAX_RESTARTS, restartsAfterExit, teamAfterRestart } from '../../plan/restartPolicy.js';
+import { MAX_RESTARTS } from '../../plan/restartPolicy.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
-import { agentBundlePath } from '../deploy/agentBundle.js';
-import { ChildProcesses, hasExited, startAgentProcess, type StartedProcess } from '../deploy/localProcess.js';
+import { LocalLauncher } from '../deploy/localLauncher.js';
+import type { ProcessExit } from '../deploy/supervisedProcess.js';
+import { attachJob } from './attachJob.js';
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
-import { agentConfig, assertPlanRuns, coordinatorConfig, defaultEvalEvery, newJobId, newJobSecret, stepsFor, tuningOf, type CoordinatorRestart, type CoordinatorTuning, type JobSpec } from './jobConfigs.js';
-import { followEvents, type ResizeRequest } from './jobControl.js';
+import { deployJob } from './deployJob.js';
+import type { DeployRecord } from './deployRecord.js';
+import { agentConfig, assertPlanRuns, defaultEvalEvery, newJobId, stepsFor, tuningOf, type CoordinatorTuning } from './jobConfigs.js';
+import type { ResizeRequest } from './jobControl.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
-import { createRunDir, latestCheckpoint } from './runStore.js';
+import { latestCheckpoint, runsRoot } from './runStore.js';
 
 export interface LocalJobOptions extends CoordinatorTuning {
   model: ModelGraph;
@@ -45,24 +48,45 @@ export function defaultLocalAgents(): number {
 }
 
 /**
- * A job on this machine: one coordinator process and N agent processes, all talking over loopback
- * TCP, authenticated with a fresh per-job secret handed to each through standard input.
+ * A job on this machine whose processes end with this one (`shoal train`, the studio's Train): the
+ * one job lifecycle — deployJob, attachJob, resizeJob, stop — through LocalLauncher's attached mode.
+ * One coordinator process and N agent processes talk over loopback TCP, authenticated with a fresh
+ * per-job secret each reads from standard input; a crashed coordinator is restarted by its
+ * supervisor and resumes from the newest checkpoint, as on a host (engine/plan/restartPolicy.ts).
  */
 export class LocalJob {
   readonly id: string;
   readonly events: JobEvent[] = [];
   readonly startedAt = Date.now();
   state: JobState = 'starting';
-  /** Folder of this run on disk (set when the job starts). */
-  runDir = '';
+  /** Folder of this run on disk (job.json, events.jsonl, checkpoints/). */
+  readonly runDir: string;
   /** Resolves with the final event, or rejects with the reason the job failed or was stopped. */
   done: Promise<FinalEvent> | null = null;
-  private readonly processes = new ChildProcesses();
+  private readonly launcher: LocalLauncher;
+  private record: DeployRecord | null = null;
+  private secret = '';
   private stopping = false;
+  /** Between a coordinator's crash and its successor's first word: agents that exit then end with it. */
+  private coordinatorDown = false;
+  private agentsStarted = 0;
+  private readonly following = new AbortController();
+  /** Resizes waiting for their generation. */
+  private readonly followers = new Set<{ onEvent: (e: JobEvent) => void; onEnd: (reason: string) => void }>();
+  private readonly recentOutput = new Map<string, string[]>();
+  private resolveFinal: (event: FinalEvent) => void = () => {};
+  private failWith: (err: Error) => void = () => {};
 
   constructor(readonly options: LocalJobOptions) {
     assertPlanRuns(options.plan, options.model, options.agents);
     this.id = newJobId();
+    this.runDir = options.runDir ?? join(runsRoot(), this.id);
+    this.launcher = new LocalLauncher({
+      runDir: this.runDir,
+      ...(options.coordinatorRestarts === undefined ? {} : { coordinatorRestarts: options.coordinatorRestarts }),
+      onOutput: (name, line) => this.onOutput(name, line),
+      onExit: (name, role, exit, pid) => (role === 'coordinator' ? this.onCoordinatorExit(exit) : this.onAgentExit(name, exit, pid)),
+    });
   }
 
   /** Start the processes; the returned promise is also kept as `done`. */
@@ -74,10 +98,15 @@ export class LocalJob {
     return this.done;
   }
 
+  /** The process id of the current coordinator (tests kill it to check the recovery). */
+  get coordinatorPid(): number | undefined {
+    return this.launcher.pidOf('coordinator');
+  }
+
   private emit(event: JobEvent): void {
     if (event.type === 'status') this.state = event.state;
     // Who holds which rank now, for `shoal resize` in another process (no secret in it).
-    if (event.type === 'membership' && this.runDir) writeMembershipFile(this.runDir, event);
+    if (event.type === 'membership') writeMembershipFile(this.runDir, event);
     this.events.push(event);
     this.options.onEvent(event);
     for (const f of this.followers) f.onEvent(event);
@@ -88,152 +117,129 @@ export class LocalJob {
   }
 
   private async run(): Promise<FinalEvent> {
-    const { model, plan, agents } = this.options;
-    const steps = stepsFor(plan, this.options.epochs, this.options.steps, this.options.training?.trainSamples);
-    this.runDir = createRunDir({ jobId: this.id, createdAt: new Date(this.startedAt).toISOString(), model: model.source?.modelFile ?? model.name, plan, agents, steps, ...(this.options.training ? { training: this.options.training } : {}) }, this.options.runDir);
-    this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${agents} agents for ${steps} steps`, time: Date.now() });
-    for (const note of this.options.notes ?? []) this.log('info', 'studio', null, note);
-    const finalEvent = new Promise<FinalEvent>((resolve, reject) => {
-      this.resolveFinal = resolve;
-      this.failWith = reject;
-    });
+    const o = this.options;
+    const steps = stepsFor(o.plan, o.epochs, o.steps, o.training?.trainSamples);
+    this.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${o.agents} agents for ${steps} steps`, time: Date.now() });
+    for (const note of o.notes ?? []) this.log('info', 'studio', null, note);
+    const finalEvent = new Promise<FinalEvent>((resolve, reject) => ((this.resolveFinal = resolve), (this.failWith = reject)));
     finalEvent.catch(() => {}); // `done` carries the outcome to whoever awaits it
-    this.spec = this.jobSpec(steps);
-    await this.startCoordinator(newJobSecret());
+    try {
+      const deployed = await deployJob({
+        launcher: this.launcher,
+        jobId: this.id,
+        runDir: this.runDir,
+        model: o.model,
+        plan: o.plan,
+        training: o.training,
+        agents: o.agents,
+        steps,
+        evalEverySteps: o.evalEverySteps ?? defaultEvalEvery(o.plan, o.training),
+        checkpointEverySteps: o.checkpointEverySteps,
+        resumeFrom: o.resumeFrom,
+        tuning: tuningOf(o),
+        agentSlowdowns: o.agentSlowdowns,
+        cluster: 'local',
+        hosts: [],
+      });
+      this.record = deployed.record;
+      this.agentsStarted = o.agents;
+      this.secret = await this.coordinatorSecret();
+    } catch (err) {
+      this.fail((err as Error).message);
+      throw err;
+    }
+    if (this.stopping) {
+      // Stopped while the processes were starting: those started since go too.
+      this.launcher.end();
+      return finalEvent;
+    }
+    // How `shoal resize` in another process reaches this job (mode 600; removed when the job ends).
+    writeControlFile(this.runDir, { jobId: this.id, host: '127.0.0.1', port: this.record.coordinator.port, secret: this.secret, ownerPid: process.pid });
+    void this.follow(this.record);
     return finalEvent;
   }
 
-  /**
-   * Start a coordinator (fresh, or resuming from a checkpoint after the previous one crashed), attach
-   * to its events and start the agents, which join it on their own.
-   */
-  private async startCoordinator(secret: string, restart?: CoordinatorRestart): Promise<void> {
-    const agents = restart?.team?.agents ?? this.options.agents;
-    const bundle = agentBundlePath();
-    const epoch = ++this.coordinatorEpoch;
-    let port!: (p: number) => void;
-    const listening = new Promise<number>((resolve) => (port = resolve));
-    const coordinator = startAgentProcess(
-      bundle,
-      'coordinator',
-      coordinatorConfig(this.spec!, secret, { runDir: this.runDir }, restart),
-      () => {}, // the coordinator's own log lines reach us as events
-      (line) => {
-        try {
-          const parsed = JSON.parse(line) as { listening?: number };
-          if (parsed.listening) port(parsed.listening);
-        } catch {
-          this.log('info', 'coordinator', null, line);
-        }
-      },
-    );
-    this.processes.add(coordinator);
-    this.coordinatorProcess = coordinator;
-    const coordinatorPort = await Promise.race([
-      listening,
-      coordinator.exited.then((code) => Promise.reject(new Error(`The coordinator exited (code ${code}) before it started listening.`))),
-    ]).catch((err: Error) => {
-      this.fail(err.message);
-      throw err;
-    });
-
-    await this.attach(coordinatorPort, secret, epoch);
-    this.coordinator = { port: coordinatorPort, secret, bundle };
-    // How `shoal resize` in another process reaches this job (mode 600; removed when the job ends).
-    writeControlFile(this.runDir, { jobId: this.id, host: '127.0.0.1', port: coordinatorPort, secret, ownerPid: process.pid });
-    for (let i = 0; i < agents; i++) this.spawnAgent();
-    coordinator.exited.then((code) => {
-      removeControlFile(this.runDir);
-      if (epoch !== this.coordinatorEpoch) return;
-      const ended = this.stopping || this.state === 'finished' || this.state === 'failed';
-      if (ended) {
-        // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
-        // (SIGSTOP) cannot notice, so whatever is left is ended.
-        setTimeout(() => this.kill(), 1000).unref();
-      } else if (this.state === 'running' && restartsAfterExit('coordinator', code, this.restarts, this.options.coordinatorRestarts)) {
-        void this.resumeAfterCrash(secret, code);
-      } else {
-        const how = code === null ? 'was killed' : `exited with code ${code}`;
-        const restarted = this.restarts > 0 ? ` after ${this.restarts} restart${this.restarts === 1 ? '' : 's'}` : '';
-        this.fail(`The coordinator ${how} while the job was ${this.state}${restarted}. \`shoal resume ${this.runDir}\` continues it from its newest checkpoint.`);
-      }
-    });
+  /** The job secret, as every launcher keeps it: in the coordinator's config (here in memory). */
+  private async coordinatorSecret(): Promise<string> {
+    const config = await this.launcher.readJobFile('localhost', this.id, 'temp', 'coordinator.config');
+    return String((JSON.parse(config ?? '{}') as { secret?: unknown }).secret ?? '');
   }
 
-  /**
-   * The coordinator died in the middle of the job (killed, out of memory, a bug): the agents it
-   * leaves behind are ended, and a new coordinator continues from the newest checkpoint with new
-   * agents. Steps since that checkpoint run again — with the same data and arithmetic, so the result
-   * equals an uninterrupted run. A job failure the coordinator reported itself is not retried.
-   */
-  private async resumeAfterCrash(secret: string, code: number | null): Promise<void> {
-    this.restarts++;
-    for (const f of this.followers) f.onEnd(`the coordinator ${code === null ? 'was killed' : `exited with code ${code}`} and is restarted`);
-    const checkpoint = latestCheckpoint(join(this.runDir, 'checkpoints')) ?? this.options.resumeFrom;
-    const lastStep = [...this.events].reverse().find((e) => e.type === 'step');
-    const at = lastStep?.type === 'step' ? ` after step ${lastStep.step}` : '';
-    const how = code === null ? 'was killed' : `exited with code ${code}`;
-    const from = checkpoint ? `checkpoint ${basename(checkpoint)}` : 'the first step (no checkpoint was written yet)';
-    this.log('warn', 'coordinator', null, `The coordinator ${how}${at}; restarting it from ${from} (restart ${this.restarts} of at most ${this.options.coordinatorRestarts ?? MAX_RESTARTS}).`);
-    this.emit({ type: 'status', state: 'starting', message: `restarting the coordinator from ${from}`, time: Date.now() });
-    await this.processes.killNow();
-    if (this.stopping) return;
+  /** The coordinator's event stream (attachJob: across its restarts too); its final event ends the job. */
+  private async follow(record: DeployRecord): Promise<void> {
+    const onEvent = (event: JobEvent) => {
+      this.coordinatorDown = false;
+      if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
+      this.emit(event);
+      if (event.type === 'final') this.resolveFinal(event);
+      if (event.type === 'status' && event.state === 'failed') {
+        this.failWith(new Error(event.message ?? 'The job failed.'));
+        this.launcher.end();
+      }
+    };
     try {
-      const { plan, model, agents } = this.options;
-      await this.startCoordinator(secret, { team: teamAfterRestart(plan, model, agents, this.events), resumeFrom: checkpoint });
+      const result = await attachJob(this.launcher, record, onEvent, { follow: true, signal: this.following.signal });
+      // The coordinator went for good without saying how the job ended: its exit says (onCoordinatorExit).
+      if (!result.ended && !this.stopping) setTimeout(() => this.fail('Lost the connection to the coordinator.'), 3000).unref();
     } catch (err) {
-      this.fail(`The coordinator could not be restarted: ${(err as Error).message}`);
+      if (!this.stopping) this.fail(`Lost the connection to the coordinator: ${(err as Error).message}`);
     }
   }
 
-  /** What every coordinator of this job is told (set when the job starts). */
-  private spec: JobSpec | null = null;
-
-  private jobSpec(steps: number): JobSpec {
-    const { model, plan, training, agents, checkpointEverySteps, resumeFrom, evalEverySteps } = this.options;
-    return { jobId: this.id, model, plan, training, agents, steps, evalEverySteps: evalEverySteps ?? defaultEvalEvery(plan, training), checkpointEverySteps, resumeFrom, tuning: tuningOf(this.options) };
+  private onOutput(name: string, line: string): void {
+    // The coordinator's own log lines reach us as events; an agent writes to stderr only what it cannot
+    // send to the coordinator: start-up and crashes.
+    if (name === 'coordinator') return;
+    const recent = this.recentOutput.get(name) ?? [];
+    recent.push(line);
+    if (recent.length > 5) recent.shift();
+    this.recentOutput.set(name, recent);
+    this.log('info', hostOf(name), null, line);
   }
 
-  private coordinator: { port: number; secret: string; bundle: string } | null = null;
-  private coordinatorProcess: StartedProcess | null = null;
-  /** Which coordinator is current: processes of an earlier one that crashed are ignored when they exit. */
-  private coordinatorEpoch = 0;
-  private restarts = 0;
-  private resolveFinal: (event: FinalEvent) => void = () => {};
-
-  /** The process id of the current coordinator (tests kill it to check the recovery). */
-  get coordinatorPid(): number | undefined {
-    return this.coordinatorProcess?.child.pid;
+  private get ended(): boolean {
+    return this.stopping || this.state === 'finished' || this.state === 'failed' || this.state === 'stopped';
   }
 
-  private agentsStarted = 0;
+  private onCoordinatorExit(exit: ProcessExit): void {
+    const how = exit.code === null ? 'was killed' : `exited with code ${exit.code}`;
+    if (exit.restarting && !this.ended) {
+      // Its supervisor starts it again: it resumes from the newest checkpoint, and the agents rejoin.
+      this.coordinatorDown = true;
+      for (const f of this.followers) f.onEnd(`the coordinator ${how} and is restarted`);
+      const checkpoint = latestCheckpoint(join(this.runDir, 'checkpoints')) ?? this.options.resumeFrom;
+      const lastStep = [...this.events].reverse().find((e) => e.type === 'step');
+      const at = lastStep?.type === 'step' ? ` after step ${lastStep.step}` : '';
+      const from = checkpoint ? `checkpoint ${basename(checkpoint)}` : 'the first step (no checkpoint was written yet)';
+      this.log('warn', 'coordinator', null, `The coordinator ${how}${at}; restarting it from ${from} (restart ${exit.restarts} of at most ${this.options.coordinatorRestarts ?? MAX_RESTARTS}).`);
+      this.emit({ type: 'status', state: 'starting', message: `restarting the coordinator from ${from}`, time: Date.now() });
+      return;
+    }
+    if (exit.restarting) return;
+    removeControlFile(this.runDir);
+    if (this.ended) {
+      // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
+      // (SIGSTOP) cannot notice, so whatever is left is ended.
+      setTimeout(() => this.launcher.end(), 1000).unref();
+      return;
+    }
+    const restarted = exit.restarts > 0 ? ` after ${exit.restarts} restart${exit.restarts === 1 ? '' : 's'}` : '';
+    this.fail(`The coordinator ${how} while the job was ${this.state}${restarted}. \`shoal resume ${this.runDir}\` continues it from its newest checkpoint.`);
+  }
 
-  private spawnAgent(): void {
-    const { port, secret, bundle } = this.coordinator!;
-    const index = this.agentsStarted++;
-    const host = `local-${index}`;
-    const slowdown = this.options.agentSlowdowns?.[index];
-    const coordinatorOf = this.coordinatorProcess;
-    const recent: string[] = [];
-    const agent = startAgentProcess(bundle, 'agent', agentConfig(secret, { host: '127.0.0.1', port }, '127.0.0.1', host, slowdown), (line) => {
-      // Agents write to stderr only what they cannot send to the coordinator: start-up and crashes.
-      recent.push(line);
-      if (recent.length > 5) recent.shift();
-      this.log('info', host, null, line);
-    });
-    this.processes.add(agent);
-    agent.child.once('exit', (code, signal) => {
-      if (code === 0 || this.stopping || this.state === 'finished' || this.state === 'failed') return;
-      // Agents end with their coordinator: when it has gone, its exit is what counts (see startCoordinator).
-      if (!coordinatorOf || coordinatorOf !== this.coordinatorProcess || hasExited(coordinatorOf)) return;
-      const placed = this.events.find((e) => e.type === 'agent' && e.pid === agent.child.pid);
-      const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
-      const how = signal ? `was killed by ${signal}` : `exited with code ${code}`;
-      const message = `${who} (pid ${agent.child.pid}) ${how} while the job was ${this.state}.${recent.length ? ` Its last output: ${recent.join(' | ')}` : ''}`;
-      // Once running, a lost agent is the coordinator's to handle (it goes on without it, or fails the job).
-      if (this.state === 'running') this.log('warn', host, null, message);
-      else this.fail(message);
-    });
+  private onAgentExit(name: string, exit: ProcessExit, pid: number | undefined): void {
+    // A clean exit, one its supervisor answers with a restart (it rejoins a restarted coordinator), and
+    // any exit once the job has ended or while its coordinator is down (agents end with it) are expected.
+    if (exit.code === 0 || exit.restarting || this.ended || this.coordinatorDown) return;
+    const host = hostOf(name);
+    const placed = this.events.find((e) => e.type === 'agent' && e.pid === pid);
+    const who = placed?.type === 'agent' ? `Agent rank ${placed.rank} on ${host}` : `Agent ${host}`;
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+    const recent = this.recentOutput.get(name) ?? [];
+    const message = `${who} (pid ${pid}) ${how} while the job was ${this.state}.${recent.length ? ` Its last output: ${recent.join(' | ')}` : ''}`;
+    // Once running, a lost agent is the coordinator's to handle (it goes on without it, or fails the job).
+    if (this.state === 'running') this.log('warn', host, null, message);
+    else this.fail(message);
   }
 
   /**
@@ -244,13 +250,13 @@ export class LocalJob {
    */
   async resize(request: ResizeRequest & { hosts?: string[] }): Promise<void> {
     if (request.hosts?.length) throw new Error(`Job ${this.id} runs on this machine: it takes agents here only (add), not on hosts.`);
-    if (!this.coordinator || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
+    if (!this.record || this.state !== 'running') throw new Error(`Job ${this.id} is ${this.state}; only a running job can be resized.`);
     checkResizable(this.id, this.options.plan.schedule);
-    const { port, secret } = this.coordinator;
+    const port = this.record.coordinator.port;
     await resizeJob(
       {
         jobId: this.id,
-        at: { host: '127.0.0.1', port, secret },
+        at: { host: '127.0.0.1', port, secret: this.secret },
         // This process already follows the job: its own events, from now on.
         events: async (onEvent, onEnd) => {
           const follower = { onEvent, onEnd };
@@ -259,70 +265,47 @@ export class LocalJob {
         },
         current: () => [...this.events].reverse().find((e): e is Extract<JobEvent, { type: 'membership' }> => e.type === 'membership'),
         startAgents: async (add) => {
-          for (let i = 0; i < add; i++) this.spawnAgent();
+          for (let n = 0; n < add; n++) {
+            const index = this.agentsStarted++;
+            const config = agentConfig(this.secret, { host: '127.0.0.1', port }, '127.0.0.1', hostOf(`agent-${index}`), this.options.agentSlowdowns?.[index]);
+            await this.launcher.start('localhost', { jobId: this.id, role: 'agent', name: `agent-${index}`, config });
+          }
         },
       },
       request,
     );
   }
 
-  /** Resizes waiting for their generation; a coordinator restarted under them ends their wait. */
-  private readonly followers = new Set<{ onEvent: (e: JobEvent) => void; onEnd: (reason: string) => void }>();
-
-  private failWith: (err: Error) => void = () => {};
-
   private fail(message: string): void {
     if (this.state === 'failed' || this.state === 'finished') return;
     this.emit({ type: 'status', state: 'failed', message, time: Date.now() });
     this.failWith(new Error(message));
-    this.kill();
+    this.following.abort();
+    this.launcher.end();
   }
 
-  /** Attach to the coordinator's event stream as a studio client; its final event ends the job. */
-  private async attach(port: number, secret: string, epoch: number): Promise<void> {
-    const coordinator = this.coordinatorProcess;
-    const onEvent = (event: JobEvent) => {
-      if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
-      this.emit(event);
-      if (event.type === 'final') this.resolveFinal(event);
-      if (event.type === 'status' && event.state === 'failed') {
-        this.failWith(new Error(event.message ?? 'The job failed.'));
-        this.kill();
-      }
-    };
-    await followEvents({ host: '127.0.0.1', port, secret }, onEvent, () => {
-      // A coordinator that exits closes the connection first; its exit decides (a restart or a
-      // failure). Only a connection lost while the coordinator still runs fails the job here.
-      setTimeout(() => {
-        const current = epoch === this.coordinatorEpoch && coordinator && !hasExited(coordinator);
-        if (current && this.state !== 'finished' && !this.stopping) this.fail('Lost the connection to the coordinator.');
-      }, 3000).unref();
-    });
-  }
-
-  /** Stop the job: every process of it is killed. */
+  /** Stop the job: every process of it is ended, the coordinator first. */
   async stop(): Promise<void> {
-    if (this.state === 'finished' || this.state === 'failed' || this.state === 'stopped') {
+    if (this.ended) {
       // Nothing to stop, but an agent fenced while stopped (SIGSTOP) may still be there: end it now,
       // rather than leave it to a timer that a closing studio or CLI may not outlive.
-      this.kill();
-      await this.processes.exited();
+      this.launcher.end();
+      await this.launcher.exited();
       return;
     }
     this.stopping = true;
     removeControlFile(this.runDir);
     this.emit({ type: 'status', state: 'stopped', message: 'stopped by the user', time: Date.now() });
     this.failWith(new Error('The job was stopped.'));
-    this.kill();
-    await this.processes.exited();
-  }
-
-  private kill(): void {
-    this.processes.end();
+    this.following.abort();
+    await this.launcher.stop(this.id);
   }
 
   /** Wait until every process of the job has exited (after `done`). */
   async exited(): Promise<void> {
-    await this.processes.exited();
+    await this.launcher.exited();
   }
 }
+
+/** `agent-3` is known as `local-3` in events and logs (LocalLauncher names attached agents so). */
+const hostOf = (name: string) => name.replace(/^agent-/, 'local-');
