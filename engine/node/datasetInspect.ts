@@ -4,7 +4,7 @@ import { trainingSpecFor } from '../model/trainingSpec.js';
 import { InspectDatasetRequestSchema, type DatasetField, type DatasetInspection, type FeedCheck } from '../protocol/datasetInspect.js';
 import type { Dataset } from '../wire/data/dataset.js';
 import { openDescribedDataset } from '../wire/data/openDescribed.js';
-import { arrayRows, classBalance, imageFolderBalance, imageThumbnails, previewFile } from './datasetSamples.js';
+import { arrayImages, arrayRows, classBalance, imageFolderBalance, imageThumbnails, previewFile } from './datasetSamples.js';
 import { resolveDatasetChoice, resolveDescription, type DatasetDiagnostic } from './datasetResolve.js';
 import { isImportedModelFile, modelsRoot } from './modelImport.js';
 import { isModelFile, loadModel, modelDocument } from './modelRef.js';
@@ -68,7 +68,7 @@ export function inspectDataset(request: unknown): DatasetInspection {
     result.counts = { train: opened.train.size, validation: opened.validation.size };
     result.feeds = feedChecks(arrays, opened, undefined);
     result.classes = classBalance(opened, arrays);
-    if (dataset.format === 'npy' || dataset.format === 'npz') result.samples = arrayRows(opened);
+    if (dataset.format === 'npy' || dataset.format === 'npz') result.samples = arrayImages(opened, arrays) ?? arrayRows(opened);
     if (!opened.validation.size) {
       diagnostics.push({ severity: 'warning', code: 'dataset-no-validation', message: 'No validation samples: the run reports training loss only.', hint: 'Set a validation split (e.g. 0.2).', where: { field: 'validationSplit' } });
     }

@@ -150,6 +150,50 @@ export function arrayRows(dataset: Dataset): DatasetSamples {
 const round = (v: number) => Math.round(v * 1e4) / 1e4;
 
 /**
+ * Thumbnails of the first samples of an array that holds images (height, width and 1, 3 or 4
+ * channels, at least 4×4), each scaled from its own min–max to 0–255, labelled with its class where
+ * the first target is one; null when no input is image-shaped.
+ */
+export function arrayImages(dataset: Dataset, arrays: ModelArrays): DatasetSamples | null {
+  const image = dataset.arrays.find((a) => arrays.inputs.some((i) => i.name === a.name) && a.shape.length === 3 && a.shape[0] >= 4 && a.shape[1] >= 4 && [1, 3, 4].includes(a.shape[2]));
+  if (!image) return null;
+  const [height, width, channels] = image.shape;
+  const target = dataset.arrays.find((a) => a.name === arrays.targets[0]?.name);
+  const labelSize = target ? rowSizeOf(target.shape) : 0;
+  const n = Math.min(THUMBNAILS, dataset.train.size);
+  const values = dataset.train.gather(target ? [image.name, target.name] : [image.name], Array.from({ length: n }, (_, i) => i));
+  const stride = height * width * channels + labelSize;
+  const names = target ? dataset.classes?.[target.name] : undefined;
+  const images = Array.from({ length: n }, (_, r) => {
+    const pixels = values.subarray(r * stride, r * stride + height * width * channels);
+    let lo = Infinity, hi = -Infinity;
+    for (const v of pixels) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    const k = hi > lo ? 255 / (hi - lo) : 0;
+    const rgba = new Uint8Array(height * width * 4);
+    for (let p = 0; p < height * width; p++) {
+      for (let c = 0; c < 3; c++) rgba[p * 4 + c] = Math.round((pixels[p * channels + (channels === 1 ? 0 : c)] - lo) * k);
+      rgba[p * 4 + 3] = channels === 4 ? Math.round((pixels[p * 4 + 3] - lo) * k) : 255;
+    }
+    const label = labelOf(values.subarray(r * stride + height * width * channels, (r + 1) * stride), names);
+    const scale = Math.min(1, THUMBNAIL_PX / Math.max(width, height));
+    const w = Math.max(1, Math.round(width * scale)), h = Math.max(1, Math.round(height * scale));
+    const out = new Float32Array(w * h * 4);
+    resizeInto({ width, height, rgba }, h, w, 4, 1, out, 0);
+    return { label, file: `sample ${r + 1}`, width: w, height: h, dataUrl: pngDataUrl(w, h, out) };
+  });
+  return { kind: 'images', images };
+}
+
+/** A target row as a class name (a class id, or the largest of a one-hot row), else its value(s). */
+function labelOf(row: Float32Array, names: string[] | undefined): string {
+  if (!row.length) return '';
+  let id = 0;
+  if (row.length > 1) for (let j = 1; j < row.length; j++) if (row[j] > row[id]) id = j;
+  const value = row.length > 1 ? id : row[0];
+  return Number.isInteger(value) ? (names?.[value] ?? String(value)) : String(round(value));
+}
+
+/**
  * Class counts of each output whose targets are classes (class ids, one-hot rows, binary labels), over
  * the training then validation samples, at most MAX_COUNTED of them. Only the label arrays are read
  * (an image folder's labels come from its folder names, no image is decoded).

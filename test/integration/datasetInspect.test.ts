@@ -8,7 +8,7 @@ import { createStudioService, type StudioService } from '../../engine/node/api.j
 import { importModelFile } from '../../engine/node/modelImport.js';
 import type { DatasetInspection, InspectDatasetRequest } from '../../engine/protocol/datasetInspect.js';
 import { IMAGE_CLASSES, PER_SPECIES, SPECIES, saveImageModel, saveTableModel, writeBadCsv, writeFlowersCsv, writeImageFolder } from '../support/datasetFiles.js';
-import { tf } from '../support/userModels.js';
+import { tf, writeNpyData } from '../support/userModels.js';
 
 /**
  * The studio's inspectDataset on real files, through the shells' dispatcher as the renderer calls it:
@@ -152,6 +152,30 @@ describe('inspectDataset', () => {
     // A malformed request is refused by the dispatcher, saying what.
     const refused = await dispatchCall(service, { kind: 'call', id: 2, method: 'inspectDataset', params: [{ model: tableModel }] });
     expect(refused).toMatchObject({ ok: false, error: expect.stringContaining('give either choice or description') });
+  });
+
+  it('JSON Lines and NumPy data show their first samples: token lists cut, arrays as rows, image-shaped arrays as thumbnails', async () => {
+    const lines = join(root, 'tokens.jsonl');
+    writeFileSync(lines, Array.from({ length: 12 }, (_, i) => JSON.stringify({ tokens: Array.from({ length: 20 }, (_, j) => (i + j) % 7), label: i % 2 })).join('\n') + '\n');
+    const found = await inspect({ model: tableModel, choice: { source: lines } });
+    expect(found.format).toBe('jsonl');
+    expect(found.columns).toEqual(['tokens', 'label']);
+    if (found.samples.kind !== 'table') throw new Error(`samples are ${found.samples.kind}`);
+    expect(found.samples.rows).toHaveLength(10);
+    expect(found.samples.rows[0]).toEqual(['[0, 1, 2, 3, 4, 5, 6, 0, … 20 in all]', '0']);
+    // The model reads sequences of 4: longer ones are cut, as Keras's pad_sequences does.
+    expect(found.counts).toEqual({ train: 12, validation: 0 });
+
+    const npy = join(root, 'npy');
+    writeNpyData(npy, { x: { shape: [8, 8, 3], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } }, 20);
+    const arrays = await inspect({ model: imageModel, choice: { source: npy, validationSplit: 0.25 } });
+    expect(arrays.diagnostics.filter((d) => d.severity === 'error')).toEqual([]);
+    expect(arrays.format).toBe('npy');
+    expect(arrays.counts).toEqual({ train: 15, validation: 5 });
+    expect(arrays.classes[0].counts.reduce((a, b) => a + b, 0)).toBe(20);
+    if (arrays.samples.kind !== 'images') throw new Error(`samples are ${arrays.samples.kind}`);
+    expect(arrays.samples.images).toHaveLength(8);
+    expect(arrays.samples.images[0]).toMatchObject({ width: 8, height: 8, label: expect.stringMatching(/^[01]$/) });
   });
 
   it('a dropped file is stored in the data folder (mode 600), once per content, within the size cap', async () => {
