@@ -19,14 +19,16 @@ export interface UploadLock {
 export async function acquireUploadLock(sftp: SftpFiles, lockDir: string, done: () => Promise<boolean>, onWait: () => void): Promise<UploadLock | 'done'> {
   let seen: { mtime: number; since: number } | undefined;
   let told = false;
+  let vanished = 0;
   for (;;) {
     try {
       await sftp.mkdir(lockDir);
       return holder(sftp, lockDir);
     } catch (err) {
       const st = await sftp.stat(lockDir);
-      if (!st) continue; // released between our mkdir and stat: try again at once
-      if (!st.isDirectory) throw err;
+      // Released between our mkdir and stat: try again at once — unless mkdir fails for another reason (permissions).
+      if (!st && ++vanished < 5) continue;
+      if (!st?.isDirectory) throw err;
     }
     if (await done()) return 'done';
     const st = await sftp.stat(lockDir);
