@@ -1,9 +1,10 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
 import { formatDiagnostics } from '../plan/diagnostics.js';
+import { LIMITS } from '../plan/limits.js';
 
 /**
  * What names a model everywhere a job is recorded (job.json, checkpoints, plans): a zoo name, or the
@@ -28,6 +29,9 @@ export function loadModel(ref: string): ModelGraph {
   return readModelFile(file).graph;
 
   function readModelFile(path: string): { document: unknown; graph: ModelGraph } {
+    // Refused by size before it is read: a parsed document takes several times its bytes.
+    const bytes = statSync(path).size;
+    if (bytes > LIMITS.fileBytes) throw new Error(`Model file ${path} is ${(bytes / 2 ** 20).toFixed(1)} MiB; Shoal reads model files (the topology, not the weights) of at most ${LIMITS.fileBytes / 2 ** 20} MiB.`);
     const text = readFileSync(path, 'utf8');
     let doc: unknown;
     try {

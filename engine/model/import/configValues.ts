@@ -7,6 +7,24 @@ export type Json = Record<string, unknown>;
 
 export class ConfigError extends Error {}
 
+/** A layer size (units, filters, heads…) that is not a whole number ≥ 1: an error, not an opaque layer. */
+export class SizeError extends ConfigError {}
+
+/**
+ * A value for a message: JSON, cut at 80 characters. JSON.stringify recurses, so a value nested
+ * thousands deep would overflow the stack inside an error message; that becomes a description.
+ */
+export function preview(value: unknown): string {
+  let text: string | undefined;
+  try {
+    text = preview(value);
+  } catch {
+    return Array.isArray(value) ? '(a deeply nested list)' : '(a deeply nested value)';
+  }
+  if (text === undefined) return String(value);
+  return text.length > 80 ? `${text.slice(0, 77)}…` : text;
+}
+
 export function isObject(value: unknown): value is Json {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -21,25 +39,32 @@ export function read(config: Json, key: string): unknown {
 
 export function int(config: Json, key: string, fallback?: number): number {
   const value = read(config, key) ?? fallback;
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ConfigError(`"${key}" should be an integer, got ${JSON.stringify(value)}.`);
+  if (typeof value !== 'number' || !Number.isInteger(value)) throw new ConfigError(`"${key}" should be an integer, got ${preview(value)}.`);
+  return value;
+}
+
+/** A layer size: a whole number of at least 1 (negative units would make negative parameter counts). */
+export function size(config: Json, key: string, fallback?: number): number {
+  const value = int(config, key, fallback);
+  if (value < 1) throw new SizeError(`"${key}" is ${value}; a layer needs at least 1.`);
   return value;
 }
 
 export function num(config: Json, key: string, fallback: number): number {
   const value = read(config, key) ?? fallback;
-  if (typeof value !== 'number') throw new ConfigError(`"${key}" should be a number, got ${JSON.stringify(value)}.`);
+  if (typeof value !== 'number') throw new ConfigError(`"${key}" should be a number, got ${preview(value)}.`);
   return value;
 }
 
 export function bool(config: Json, key: string, fallback: boolean): boolean {
   const value = read(config, key) ?? fallback;
-  if (typeof value !== 'boolean') throw new ConfigError(`"${key}" should be true or false, got ${JSON.stringify(value)}.`);
+  if (typeof value !== 'boolean') throw new ConfigError(`"${key}" should be true or false, got ${preview(value)}.`);
   return value;
 }
 
 export function str(config: Json, key: string, fallback?: string): string {
   const value = read(config, key) ?? fallback;
-  if (typeof value !== 'string') throw new ConfigError(`"${key}" should be a string, got ${JSON.stringify(value)}.`);
+  if (typeof value !== 'string') throw new ConfigError(`"${key}" should be a string, got ${preview(value)}.`);
   return value;
 }
 
@@ -56,7 +81,7 @@ export function ints(config: Json, key: string, n: number, fallback?: number | n
   const value = read(config, key) ?? fallback;
   if (typeof value === 'number' && Number.isInteger(value)) return Array.from({ length: n }, () => value);
   if (Array.isArray(value) && value.length === n && value.every((v) => typeof v === 'number' && Number.isInteger(v))) return value as number[];
-  throw new ConfigError(`"${key}" should be an integer or ${n} integers, got ${JSON.stringify(value)}.`);
+  throw new ConfigError(`"${key}" should be an integer or ${n} integers, got ${preview(value)}.`);
 }
 
 /** Keras activations arrive as a name, or (Keras 3) as a serialised object naming one. */
@@ -65,5 +90,5 @@ export function activationName(config: Json, key = 'activation'): string {
   if (typeof value === 'string') return value;
   if (isObject(value) && typeof value.config === 'object' && isObject(value.config) && typeof value.config.name === 'string') return value.config.name;
   if (isObject(value) && typeof value.class_name === 'string') return value.class_name.toLowerCase();
-  throw new ConfigError(`"${key}" should name an activation, got ${JSON.stringify(value)}.`);
+  throw new ConfigError(`"${key}" should name an activation, got ${preview(value)}.`);
 }

@@ -34,6 +34,12 @@ export function importKerasModel(json: unknown, options: KerasImportOptions = {}
   const diagnostics: Diagnostic[] = [];
   const model = readKerasModel(className, config, diagnostics);
   const builder = new GraphBuilder(model.name);
-  const outputs = placeModel(model, { builder, options, diagnostics }, { prefix: '', shared: false, frozen: false });
-  return { graph: builder.build(`Imported ${className} model "${model.name}"`, outputs), diagnostics };
+  const outputs = placeModel(model, { builder, options, diagnostics, placed: 0 }, { prefix: '', shared: false, frozen: false });
+  const graph = builder.build(`Imported ${className} model "${model.name}"`, outputs);
+  if (!graph.layers.some((l) => l.spec.kind !== 'input')) {
+    diagnostics.push({ severity: 'error', code: 'empty-model', message: `Model "${model.name}" has no layers to train${graph.layers.length ? ' (only inputs)' : ''}.`, where: {}, hint: 'Export the model after adding its layers (model.save in tfjs, model.to_json in Keras); check that this is the right file.' });
+  } else if (!outputs.length) {
+    diagnostics.push({ severity: 'error', code: 'no-outputs', message: `Model "${model.name}" has no output that Shoal could place.`, where: {}, hint: 'Fix the errors above, or check output_layers in the model config.' });
+  }
+  return { graph, diagnostics };
 }

@@ -1,7 +1,7 @@
 import type { Diagnostic } from '../../plan/diagnostics.js';
 import type { GraphBuilder } from '../builder.js';
 import { product } from '../facts/common.js';
-import { ConfigError } from './configValues.js';
+import { ConfigError, SizeError } from './configValues.js';
 import type { KerasLayer } from './kerasDocument.js';
 import { kerasLayerSpec } from './kerasLayers.js';
 
@@ -42,6 +42,10 @@ export function importLayer(builder: GraphBuilder, call: LayerCall, diagnostics:
     spec = kerasLayerSpec(layer.className, layer.config, inputShapes);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
+    if (err instanceof SizeError) {
+      opaque('error', 'invalid-layer-size', `Layer "${id}" (${layer.className}): ${err.message}`, 'Give the layer a positive size (units, filters, heads); a zero or negative one is a mistake in the model file.');
+      return;
+    }
     opaque('warning', 'unsupported-layer-config', `Layer "${id}" (${layer.className}): ${err.message} It is kept as an opaque layer without parameters.`, 'Its parameters and costs are not counted; simplify the layer or read the estimate with that in mind.');
     return;
   }

@@ -1,5 +1,5 @@
 import type { Diagnostic } from '../../plan/diagnostics.js';
-import { isObject, read, type Json } from './configValues.js';
+import { isObject, preview, read, type Json } from './configValues.js';
 
 export const DEFAULT_UNKNOWN_DIM = 128;
 
@@ -50,7 +50,7 @@ export function inputShapeFor(
     diagnostics.push({
       severity: 'error',
       code: 'missing-input-shape',
-      message: `Input "${layer}" declares no readable shape${declared ? ` (got ${JSON.stringify(declared)})` : ''}; layers that depend on it are left out.`,
+      message: `Input "${layer}" declares no readable shape${declared ? ` (got ${preview(declared)})` : ''}; layers that depend on it are left out.`,
       where: { layer },
       hint: 'Give the input layer a batch_input_shape, or pass options.inputShapes.',
     });

@@ -1,5 +1,5 @@
 import type { Activation, LayerSpec, Padding } from '../layerSpec.js';
-import { activationName, bool, choice, ConfigError, int, ints, read, type Json } from './configValues.js';
+import { activationName, bool, choice, ConfigError, int, ints, preview, read, size, type Json } from './configValues.js';
 
 const PADDINGS = ['same', 'valid'] as const;
 const AGENT_ACTIVATIONS: readonly string[] = ['linear', 'relu', 'softmax'] satisfies Activation[];
@@ -14,7 +14,7 @@ function requireChannelsLast(config: Json): void {
 export function convSpec(rank: 1 | 2, config: Json): LayerSpec {
   requireChannelsLast(config);
   if (int(config, 'groups', 1) !== 1) throw new ConfigError('grouped convolutions (groups > 1) are not supported.');
-  const filters = int(config, 'filters');
+  const filters = size(config, 'filters');
   const kernelSize = ints(config, 'kernel_size', rank);
   const strides = ints(config, 'strides', rank, 1);
   const dilation = ints(config, 'dilation_rate', rank, 1);
@@ -49,7 +49,7 @@ export function depthwiseSpec(config: Json): LayerSpec {
 }
 
 export function separableSpec(config: Json): LayerSpec {
-  return { kind: 'separableConv2d', filters: int(config, 'filters'), ...depthwiseFields(config) };
+  return { kind: 'separableConv2d', filters: size(config, 'filters'), ...depthwiseFields(config) };
 }
 
 export function transposeSpec(config: Json): LayerSpec {
@@ -58,7 +58,7 @@ export function transposeSpec(config: Json): LayerSpec {
   if (pair2(config, 'dilation_rate', 1).some((d) => d !== 1)) throw new ConfigError('dilated transposed convolutions are not supported.');
   return {
     kind: 'conv2dTranspose',
-    filters: int(config, 'filters'),
+    filters: size(config, 'filters'),
     kernelSize: pair2(config, 'kernel_size'),
     strides: pair2(config, 'strides', 1),
     padding: choice(config, 'padding', PADDINGS, 'valid'),
@@ -94,7 +94,7 @@ function sides2d(config: Json, key: string): [[number, number], [number, number]
   if (isInt(value)) return [[value, value], [value, value]];
   const rows = Array.isArray(value) && value.length === 2 ? side(value[0]) : undefined;
   const cols = Array.isArray(value) && value.length === 2 ? side(value[1]) : undefined;
-  if (!rows || !cols) throw new ConfigError(`"${key}" should be n, [rows, cols] or [[top, bottom], [left, right]], got ${JSON.stringify(value)}.`);
+  if (!rows || !cols) throw new ConfigError(`"${key}" should be n, [rows, cols] or [[top, bottom], [left, right]], got ${preview(value)}.`);
   return [rows, cols];
 }
 

@@ -64,11 +64,14 @@ function tensorRef(value: unknown): TensorRef | undefined {
   return undefined;
 }
 
+/** Argument lists nest a level or two (Keras 3 merge layers); deeper is malformed, and would overflow the stack. */
+const MAX_ARGUMENT_DEPTH = 16;
+
 /** Tensors anywhere inside an argument list (Keras 3 merge layers take a nested list). */
-function tensorsIn(value: unknown, found: TensorRef[]): TensorRef[] {
+function tensorsIn(value: unknown, found: TensorRef[], depth = 0): TensorRef[] {
   const ref = tensorRef(value);
   if (ref) found.push(ref);
-  else if (Array.isArray(value)) value.forEach((v) => tensorsIn(v, found));
+  else if (Array.isArray(value) && depth < MAX_ARGUMENT_DEPTH) value.forEach((v) => tensorsIn(v, found, depth + 1));
   return found;
 }
 

@@ -1,5 +1,6 @@
+import { LIMITS } from '../../plan/limits.js';
 import type { Activation, LayerSpec, RecurrentSpec } from '../layerSpec.js';
-import { activationName, bool, choice, ConfigError, int, isObject, num, read, type Json } from './configValues.js';
+import { activationName, bool, choice, ConfigError, isObject, num, preview, read, size, type Json } from './configValues.js';
 import { convSpec, croppingSpec, depthwiseSpec, globalPoolSpec, poolSpec, separableSpec, transposeSpec, upSamplingSpec, zeroPaddingSpec } from './kerasConvLayers.js';
 
 /** Keras axes count the batch dimension; Shoal's shapes do not. Negative axes mean the same in both. */
@@ -8,12 +9,12 @@ const withoutBatch = (axis: number) => (axis > 0 ? axis - 1 : axis);
 function axesOf(config: Json, fallback: number): number[] {
   const value = read(config, 'axis') ?? fallback;
   const list = Array.isArray(value) ? value : [value];
-  if (list.length === 0 || !list.every((a) => typeof a === 'number' && Number.isInteger(a))) throw new ConfigError(`"axis" should be an integer or a list of them, got ${JSON.stringify(value)}.`);
+  if (list.length === 0 || !list.every((a) => typeof a === 'number' && Number.isInteger(a))) throw new ConfigError(`"axis" should be an integer or a list of them, got ${preview(value)}.`);
   return (list as number[]).map(withoutBatch);
 }
 
 function denseSpec(config: Json, input: number[] | undefined): LayerSpec {
-  const units = int(config, 'units');
+  const units = size(config, 'units');
   const useBias = bool(config, 'use_bias', true);
   const activation = activationName(config);
   if (input?.length === 1 && useBias && ['linear', 'relu', 'softmax'].includes(activation)) {
@@ -25,7 +26,7 @@ function denseSpec(config: Json, input: number[] | undefined): LayerSpec {
 function recurrentSpec(cell: RecurrentSpec['cell'], config: Json): RecurrentSpec {
   // tfjs cannot build GRU with reset_after and writes `false`; Keras 2 and 3 write it explicitly too.
   const resetAfter = cell === 'gru' ? bool(config, 'reset_after', false) : false;
-  return { kind: 'recurrent', cell, units: int(config, 'units'), returnSequences: bool(config, 'return_sequences', false), useBias: bool(config, 'use_bias', true), resetAfter };
+  return { kind: 'recurrent', cell, units: size(config, 'units'), returnSequences: bool(config, 'return_sequences', false), useBias: bool(config, 'use_bias', true), resetAfter };
 }
 
 const RECURRENT: Record<string, RecurrentSpec['cell']> = { LSTM: 'lstm', GRU: 'gru', SimpleRNN: 'simpleRnn' };
@@ -39,7 +40,7 @@ function innerLayer(config: Json): { className: string; config: Json } {
 
 function reshapeSpec(config: Json, input: number[] | undefined): LayerSpec {
   const target = read(config, 'target_shape');
-  if (!Array.isArray(target) || !target.every((d) => typeof d === 'number' && Number.isInteger(d))) throw new ConfigError(`"target_shape" should be a list of integers, got ${JSON.stringify(target)}.`);
+  if (!Array.isArray(target) || !target.every((d) => typeof d === 'number' && Number.isInteger(d))) throw new ConfigError(`"target_shape" should be a list of integers, got ${preview(target)}.`);
   const unknown = target.filter((d) => d === -1).length;
   if (unknown === 0 || !input) return { kind: 'reshape', targetShape: [...target] };
   // Resolve Keras's one -1 axis from the input's element count.
@@ -50,11 +51,11 @@ function reshapeSpec(config: Json, input: number[] | undefined): LayerSpec {
 }
 
 function attentionSpec(config: Json): LayerSpec {
-  const keyDim = int(config, 'key_dim');
+  const keyDim = size(config, 'key_dim');
   const output = read(config, 'output_shape');
   const outputDim = typeof output === 'number' ? output : Array.isArray(output) && output.length === 1 && typeof output[0] === 'number' ? output[0] : undefined;
-  if (output !== undefined && outputDim === undefined) throw new ConfigError(`output_shape ${JSON.stringify(output)} is not supported; give one integer.`);
-  const spec: LayerSpec = { kind: 'multiHeadAttention', numHeads: int(config, 'num_heads'), keyDim, valueDim: int(config, 'value_dim', keyDim), useBias: bool(config, 'use_bias', true), causal: false };
+  if (output !== undefined && outputDim === undefined) throw new ConfigError(`output_shape ${preview(output)} is not supported; give one integer.`);
+  const spec: LayerSpec = { kind: 'multiHeadAttention', numHeads: size(config, 'num_heads'), keyDim, valueDim: size(config, 'value_dim', keyDim), useBias: bool(config, 'use_bias', true), causal: false };
   if (outputDim !== undefined) spec.outputDim = outputDim;
   return spec;
 }
@@ -66,7 +67,7 @@ const ACTIVATION_LAYERS: Record<string, string> = { ReLU: 'relu', Softmax: 'soft
  * The LayerSpec of a Keras layer given its input shapes (batch excluded), or undefined for a class
  * Shoal does not know. Throws ConfigError when the config is malformed or uses an unsupported option.
  */
-export function kerasLayerSpec(className: string, config: Json, inputs: number[][]): LayerSpec | undefined {
+export function kerasLayerSpec(className: string, config: Json, inputs: number[][], depth = 0): LayerSpec | undefined {
   const input = inputs[0];
   if (className in MERGES) return { kind: 'merge', op: MERGES[className as keyof typeof MERGES] };
   if (className in ACTIVATION_LAYERS) return { kind: 'activation', activation: ACTIVATION_LAYERS[className] };
@@ -127,13 +128,13 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
       return reshapeSpec(config, input);
     case 'Permute': {
       const dims = read(config, 'dims');
-      if (!Array.isArray(dims) || !dims.every((d) => typeof d === 'number')) throw new ConfigError(`"dims" should be a list of axes, got ${JSON.stringify(dims)}.`);
+      if (!Array.isArray(dims) || !dims.every((d) => typeof d === 'number')) throw new ConfigError(`"dims" should be a list of axes, got ${preview(dims)}.`);
       return { kind: 'permute', dims: [...dims] };
     }
     case 'Activation':
       return { kind: 'activation', activation: activationName(config) };
     case 'Embedding':
-      return { kind: 'embedding', inputDim: int(config, 'input_dim'), outputDim: int(config, 'output_dim') };
+      return { kind: 'embedding', inputDim: size(config, 'input_dim'), outputDim: size(config, 'output_dim') };
     case 'Bidirectional': {
       const inner = innerLayer(config);
       const cell = RECURRENT[inner.className];
@@ -144,7 +145,9 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
     }
     case 'TimeDistributed': {
       const inner = innerLayer(config);
-      const layer = kerasLayerSpec(inner.className, inner.config, input ? [input.slice(1)] : []);
+      // Wrappers nest by recursion: a file nesting thousands would overflow the stack.
+      if (depth >= LIMITS.nestingDepth) throw new ConfigError(`TimeDistributed wrappers nest more than ${LIMITS.nestingDepth} deep.`);
+      const layer = kerasLayerSpec(inner.className, inner.config, input ? [input.slice(1)] : [], depth + 1);
       if (!layer) throw new ConfigError(`TimeDistributed wraps a ${inner.className}, which Shoal does not know.`);
       return { kind: 'timeDistributed', layer };
     }
@@ -159,7 +162,7 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
     case 'Cropping1D': {
       const value = read(config, 'cropping') ?? 1;
       const pair = typeof value === 'number' ? [value, value] : value;
-      if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((v) => typeof v === 'number')) throw new ConfigError(`"cropping" should be n or [start, end], got ${JSON.stringify(value)}.`);
+      if (!Array.isArray(pair) || pair.length !== 2 || !pair.every((v) => typeof v === 'number')) throw new ConfigError(`"cropping" should be n or [start, end], got ${preview(value)}.`);
       return { kind: 'cropping1d', cropping: [pair[0], pair[1]] };
     }
     case 'MultiHeadAttention':

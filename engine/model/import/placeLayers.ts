@@ -1,4 +1,5 @@
 import type { Diagnostic } from '../../plan/diagnostics.js';
+import { LIMITS } from '../../plan/limits.js';
 import type { GraphBuilder } from '../builder.js';
 import { isObject } from './configValues.js';
 import { importLayer, type LayerCall } from './importLayer.js';
@@ -9,6 +10,13 @@ export interface ImportContext {
   builder: GraphBuilder;
   options: { sequenceLength?: number; inputShapes?: Record<string, number[]> };
   diagnostics: Diagnostic[];
+  /**
+   * Layer calls placed so far, nested-model calls included. A 4 KB document of sub-models that call
+   * each other twice expands exponentially, so expansion stops at LIMITS.layers, reported once.
+   */
+  placed: number;
+  /** Set once the budget is spent: every placing loop stops. */
+  exhausted?: boolean;
 }
 
 /**
@@ -21,15 +29,38 @@ export interface Scope {
   shared: boolean;
   frozen: boolean;
   bound?: string[];
+  /** How many models enclose this one (0 at the top); capped at LIMITS.nestingDepth. */
+  depth?: number;
+}
+
+/** Counts one call against the expansion budget; false (reported once) when it is spent. */
+function spend(ctx: ImportContext, id: string): boolean {
+  if (ctx.exhausted) return false;
+  if (++ctx.placed <= LIMITS.layers) return true;
+  ctx.exhausted = true;
+  ctx.diagnostics.push({
+    severity: 'error',
+    code: 'model-too-large',
+    message: `The model expands to more than ${LIMITS.layers} layers (nested models counted once per call); Shoal stopped reading it at "${id}".`,
+    where: { layer: id },
+    hint: `Use a model of at most ${LIMITS.layers} layers: a sub-model called many times is expanded each time.`,
+  });
+  return false;
 }
 
 /** Places one layer call; a nested model is inlined with its layers prefixed `<call id>/`. Returns output ids. */
 function placeCall(ctx: ImportContext, scope: Scope, call: LayerCall): string[] {
   const { layer } = call;
+  if (!spend(ctx, call.id)) return [];
   if (MODEL_CLASSES.has(layer.className) && isObject(layer.config) && Array.isArray(layer.config.layers)) {
+    const depth = (scope.depth ?? 0) + 1;
+    if (depth > LIMITS.nestingDepth) {
+      ctx.diagnostics.push({ severity: 'error', code: 'model-too-deep', message: `Model "${call.id}" is nested ${depth} models deep; Shoal reads at most ${LIMITS.nestingDepth} levels, and skips it.`, where: { layer: call.id }, hint: 'Flatten the nested models (Keras: rebuild the model from the inner layers).' });
+      return [];
+    }
     const inner = readKerasModel(layer.className, layer.config, ctx.diagnostics);
     const frozen = call.frozen || layer.config.trainable === false;
-    return placeModel(inner, ctx, { prefix: `${call.id}/`, shared: call.shared, frozen, bound: call.inputs });
+    return placeModel(inner, ctx, { prefix: `${call.id}/`, shared: call.shared, frozen, bound: call.inputs, depth });
   }
   importLayer(ctx.builder, call, ctx.diagnostics);
   return [call.id];
@@ -57,12 +88,60 @@ function placeSequential(model: KerasModel, ctx: ImportContext, scope: Scope): s
       ctx.diagnostics.push({ severity: 'error', code: 'malformed-model', message: `Two layers are named "${id}"; the second is skipped.`, where: { layer: id }, hint: 'Give every layer a unique name.' });
       continue;
     }
-    [previous] = placeCall(ctx, scope, { layer, id, inputs: [previous], shared: scope.shared, frozen: scope.frozen });
+    const outputs = placeCall(ctx, scope, { layer, id, inputs: [previous], shared: scope.shared, frozen: scope.frozen });
+    // A skipped nested model (too deep, over budget) ends the chain: nothing after it has an input.
+    if (outputs[0] === undefined) return [];
+    previous = outputs[0];
   }
   return [previous];
 }
 
 const refKey = (layer: string, node: number) => `${layer}#${node}`;
+
+interface Entry {
+  call: LayerCall;
+  refs: TensorRef[];
+  key: string;
+}
+
+/**
+ * The order in which calls are placed: the order the former loop of repeated passes over the list
+ * produced (each pass places, in list order, every call whose inputs are placed by then), computed in
+ * linear time — passes cost O(n²) on a config listed backwards. A call placed in pass p at list index i
+ * needs each input placed before (p, i): in pass p at a smaller index, or in an earlier pass. Calls
+ * whose inputs never come (missing, circular) are left out; the caller reports them.
+ */
+function placementOrder(entries: Entry[], available: Set<string>): Entry[] {
+  const byKey = new Map<string, number>();
+  entries.forEach((e, i) => byKey.set(e.key, i));
+  const pass = new Array<number>(entries.length).fill(0);
+  const missing = entries.map((e) => new Set(e.refs.map((r) => refKey(r.layer, r.node)).filter((k) => !available.has(k))));
+  const dependents = new Map<number, number[]>();
+  const ready: number[] = [];
+  missing.forEach((keys, i) => {
+    for (const k of keys) {
+      const producer = byKey.get(k);
+      if (producer === undefined) continue;
+      const list = dependents.get(producer);
+      if (list) list.push(i);
+      else dependents.set(producer, [i]);
+    }
+    if (keys.size === 0) {
+      pass[i] = 1;
+      ready.push(i);
+    }
+  });
+  const left = missing.map((keys) => keys.size);
+  for (let q = 0; q < ready.length; q++) {
+    const d = ready[q];
+    for (const i of dependents.get(d) ?? []) {
+      pass[i] = Math.max(pass[i], d < i ? pass[d] : pass[d] + 1);
+      if (--left[i] === 0) ready.push(i);
+    }
+  }
+  for (const i of ready) if (pass[i] === 0) pass[i] = 1;
+  return ready.sort((a, b) => pass[a] - pass[b] || a - b).map((i) => entries[i]);
+}
 
 /**
  * A DAG: each call of each layer becomes a node (later calls of a shared layer get `name@k` ids and no
@@ -74,7 +153,7 @@ function placeFunctional(model: KerasModel, ctx: ImportContext, scope: Scope): s
   const placed = new Map<string, string[]>();
   const hints = shapeHints(model, ctx.options.sequenceLength ?? DEFAULT_UNKNOWN_DIM);
   const idOf = (r: TensorRef) => placed.get(refKey(r.layer, r.node))?.[r.tensor] ?? placed.get(refKey(r.layer, r.node))?.[0];
-  let pending: { call: LayerCall; refs: TensorRef[]; key: string }[] = [];
+  const entries: Entry[] = [];
   for (const layer of model.layers) {
     if (layer.className === 'InputLayer') {
       placeInput(ctx, scope, model, layer.name, layer.config, placed);
@@ -83,21 +162,19 @@ function placeFunctional(model: KerasModel, ctx: ImportContext, scope: Scope): s
     layer.calls.forEach((refs, k) => {
       const id = scope.prefix + (k === 0 ? layer.name : `${layer.name}@${k}`);
       const call: LayerCall = { layer, id, inputs: [], shared: scope.shared || k > 0, frozen: scope.frozen, shapeHint: hints.get(refKey(layer.name, k)) };
-      pending.push({ call, refs, key: refKey(layer.name, k) });
+      entries.push({ call, refs, key: refKey(layer.name, k) });
     });
   }
-  // Repeated passes place each call after its inputs; a pass that places nothing ends the loop.
-  for (let progress = true; pending.length > 0 && progress; ) {
-    const waiting = pending.filter(({ call, refs, key }) => {
-      const inputs = refs.map(idOf);
-      if (inputs.some((i) => i === undefined) || builder.has(call.id)) return true;
-      placed.set(key, placeCall(ctx, scope, { ...call, inputs: inputs as string[] }));
-      return false;
-    });
-    progress = waiting.length < pending.length;
-    pending = waiting;
+  const done = new Set<Entry>();
+  for (const entry of placementOrder(entries, new Set(placed.keys()))) {
+    const { call, refs, key } = entry;
+    const inputs = refs.map(idOf);
+    if (ctx.exhausted || inputs.some((i) => i === undefined) || builder.has(call.id)) continue;
+    placed.set(key, placeCall(ctx, scope, { ...call, inputs: inputs as string[] }));
+    done.add(entry);
   }
-  if (pending.length > 0) {
+  const pending = entries.filter((e) => !done.has(e));
+  if (pending.length > 0 && !ctx.exhausted) {
     const names = pending.map((p) => p.call.id);
     diagnostics.push({
       severity: 'error',

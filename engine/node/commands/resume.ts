@@ -1,6 +1,5 @@
 import { parseArgs } from 'node:util';
 import { readCheckpoint } from '../../wire/checkpointFile.js';
-import { parseClusterName } from '../../cluster/cluster.js';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import { loadModel } from '../modelRef.js';
@@ -9,6 +8,8 @@ import { presetPlan } from '../../plan/presets.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { findResumePoint } from '../jobs/runStore.js';
 import { eventPrinter } from './eventPrinter.js';
+import { intOption, localClusterOption } from './optionValues.js';
+import { runLength } from './train.js';
 
 export const RESUME_USAGE = `shoal resume <run-id | run folder | file.ckpt> [--cluster local:N] [--plan pp2-dp2]
              [--steps S | --epochs E] [--checkpoint-every N] [--json]`;
@@ -32,6 +33,9 @@ export async function runResume(args: string[]): Promise<void> {
     allowPositionals: true,
   });
   if (positionals.length !== 1) throw new Error(`Give one run to resume.\nUsage: ${RESUME_USAGE}`);
+  // Checked before the checkpoint is read: "--steps abc" is an error, never NaN steps.
+  const length = runLength(values);
+  const checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
   const point = findResumePoint(positionals[0]);
   const { header } = readCheckpoint(point.checkpoint);
   const model = loadModel(header.model);
@@ -40,15 +44,11 @@ export async function runResume(args: string[]): Promise<void> {
   // Another layout may be chosen, but never other hyperparameters: batch, optimizer and seed stay.
   const plan = values.plan ? presetPlan(model, values.plan, { globalBatch: previous.globalBatch, optimizer: previous.optimizer, seed: previous.seed }) : previous;
   const perEpoch = stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
-  const steps = values.steps
-    ? Number(values.steps)
-    : values.epochs
-      ? Math.round(Number(values.epochs) * perEpoch)
-      : (point.record?.steps ?? header.step + perEpoch);
+  const steps = values.steps !== undefined ? length.steps! : values.epochs !== undefined ? Math.max(1, Math.round(length.epochs! * perEpoch)) : (point.record?.steps ?? header.step + perEpoch);
   if (steps <= header.step) {
     throw new Error(`Checkpoint ${point.checkpoint} is at step ${header.step}, and the run was asked for ${steps} steps: nothing left to do. Pass --steps or --epochs to train longer.`);
   }
-  const cluster = parseClusterName(values.cluster ?? `local:${point.record?.agents ?? defaultLocalAgents()}`, defaultLocalAgents());
+  const cluster = localClusterOption(values.cluster ?? `local:${point.record?.agents ?? defaultLocalAgents()}`, defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
   const job = new LocalJob({
     model,
     plan,
@@ -57,7 +57,7 @@ export async function runResume(args: string[]): Promise<void> {
     steps,
     runDir: point.runDir,
     resumeFrom: point.checkpoint,
-    checkpointEverySteps: values['checkpoint-every'] ? Number(values['checkpoint-every']) : undefined,
+    checkpointEverySteps,
     onEvent: eventPrinter(Boolean(values.json)),
   });
   const stop = () => void job.stop();

@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { parseClusterName } from '../../cluster/cluster.js';
 import { parseClusterSpec } from '../../cluster/parseClusterSpec.js';
 import { withMeasuredLinks } from '../../cluster/measuredLinks.js';
 import { clusterProfileFile, loadClusterProfile } from '../hosts/clusterProfile.js';
@@ -16,6 +15,8 @@ import { formatSuggestions } from '../../planner/formatSuggestions.js';
 import { SAMPLES_PER_DEVICE, suggestPlans } from '../../planner/suggestPlans.js';
 import { defaultLocalAgents } from '../jobs/localJob.js';
 import { fail } from './fail.js';
+import { readJsonFile } from './inputFiles.js';
+import { intOption, localClusterOption } from './optionValues.js';
 
 interface SuggestArgs {
   model: string;
@@ -50,11 +51,11 @@ function planCommandArgs(args: string[]): SuggestArgs {
     fail(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--json]`);
   }
   const positive = (key: string): number | undefined => {
-    const text = values[key as keyof typeof values];
-    if (text === undefined) return undefined;
-    const n = Number(text);
-    if (!Number.isInteger(n) || n < 1) fail(`--${key} must be a whole number of at least 1, got "${String(text)}".`);
-    return n;
+    try {
+      return intOption(values, key);
+    } catch (err) {
+      fail((err as Error).message);
+    }
   };
   return {
     model: values.model ?? fail('--model is required: a built-in model (see `shoal models`) or a Keras / tfjs model.json file.'),
@@ -70,16 +71,10 @@ function planCommandArgs(args: string[]): SuggestArgs {
 }
 
 function readJson(file: string, what: string): unknown {
-  let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    return readJsonFile(file, what);
   } catch (err) {
-    fail(`Cannot read the ${what} file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}.`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (err) {
-    fail(`The ${what} file ${file} is not valid JSON: ${(err as Error).message}.`);
+    fail((err as Error).message);
   }
 }
 
@@ -92,11 +87,13 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
     const imported = importKerasModel(readJson(modelArg, 'model'));
     // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
     model = { ...imported.graph, source: { modelFile: resolve(modelArg) } };
+    // A model that did not import cleanly would be planned from a partial graph (and priced at NaN%).
+    if (hasErrors(imported.diagnostics)) fail(`Model file ${modelArg} cannot be imported:\n${formatDiagnostics(imported.diagnostics)}`);
     if (imported.diagnostics.length) diagnostics = `${modelArg}:\n${formatDiagnostics(imported.diagnostics)}`;
   } else {
     model = zooModel(modelArg);
   }
-  const cluster = /^local(:|$)/.test(clusterArg) ? parseClusterName(clusterArg, localAgents).spec : parseClusterSpec(readJson(clusterArg, 'cluster'));
+  const cluster = /^local(:|$)/.test(clusterArg) ? localClusterOption(clusterArg, localAgents, (line) => process.stderr.write(`shoal: warning: ${line}\n`)).spec : parseClusterSpec(readJson(clusterArg, 'cluster'));
   return { model, cluster, ...(diagnostics ? { diagnostics } : {}) };
 }
 
