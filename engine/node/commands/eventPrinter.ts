@@ -39,7 +39,11 @@ export function describeEvent(event: JobEvent): string | null {
 /** Validation accuracy, loss and the model's metrics on one line. */
 function validationText(result: ValidationResult): string {
   const parts = [...(result.validationAccuracy === undefined ? [] : [`validation accuracy ${(result.validationAccuracy * 100).toFixed(2)}%`]), `validation loss ${result.validationLoss.toFixed(4)}`];
-  for (const [name, value] of Object.entries(result.metrics ?? {})) parts.push(`${name} ${/accuracy|(^|_)acc$/.test(name) ? `${(value * 100).toFixed(2)}%` : value.toFixed(4)}`);
+  for (const [name, value] of Object.entries(result.metrics ?? {})) {
+    // The accuracy a classifier reports anyway is not said twice.
+    if (name === 'accuracy' && value === result.validationAccuracy) continue;
+    parts.push(`${name} ${/accuracy|(^|_)acc$/.test(name) ? `${(value * 100).toFixed(2)}%` : value.toFixed(4)}`);
+  }
   return parts.join('  ');
 }
 

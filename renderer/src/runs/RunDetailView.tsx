@@ -3,6 +3,7 @@ import type { RunDetail } from '../../../engine/protocol/runs';
 import { LineChart } from '../charts/LineChart';
 import { formatDuration } from '../format';
 import { downloadRunWeights, exportRunWeights, useRuns } from './runsStore';
+import { ValidationPanel } from './ValidationPanel';
 
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
 const ms = (x?: number) => (x === undefined ? '—' : `${x.toFixed(1)} ms`);
@@ -65,7 +66,7 @@ function ExportControls({ id }: { id: string }) {
   );
 }
 
-/** One past run: its loss, throughput and accuracy curves, its plan, and predicted vs measured step time. */
+/** One past run: its loss, throughput and accuracy curves, its validation result and data, and predicted vs measured step time. */
 export function RunDetailView({ id }: { id: string }) {
   const detail = useRuns((s) => s.details[id]);
   const evalX = useMemo(() => detail?.evals.map((e) => e.step) ?? [], [detail]);
@@ -89,6 +90,7 @@ export function RunDetailView({ id }: { id: string }) {
         <LineChart title="Throughput" testId="run-throughput" x={curves.step} y={curves.samplesPerSec} xLabel="step" yLabel="samples/s" color="#80ed99" />
         <LineChart title="Validation accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points formatValue={(v) => `${v.toFixed(1)}%`} />
       </div>
+      <ValidationPanel detail={detail} />
       <StepTimeTable runs={[{ label: id, detail }]} />
       <ExportControls id={id} />
     </section>
