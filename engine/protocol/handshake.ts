@@ -6,8 +6,9 @@ import { z } from 'zod';
  * connection send it in the handshake and refuse a mismatch, so an agent bundle uploaded by an older
  * (or newer) studio fails at once with a message that says to redeploy, not obscurely mid-job.
  * Raise it with any change to a message a process from another version would misread.
+ * 3: the hello travels after the proofs, in its own frame (the handshake's frames stay small).
  */
-export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_VERSION = 3;
 /** What a peer that sends no version speaks: the unversioned wire before the handshake carried one. */
 export const UNVERSIONED_PROTOCOL = 1;
 
@@ -26,13 +27,17 @@ export function protocolMismatch(peer: string, theirs: number, ours = PROTOCOL_V
 
 /**
  * The handshake's frames (tag `__handshake`), in order: the listener's challenge, the dialler's
- * proof with its hello, the listener's proof; or a refusal naming why (a version mismatch).
+ * proof, the listener's proof, then the dialler's hello (who it is; it may be large, a state fetch names
+ * every tensor, so it is sent only once both ends have proved the secret and lifted the small frame
+ * limit of unauthenticated peers). Or a refusal naming why: a version mismatch, a wrong secret, or
+ * `busy` (too many connections authenticating at once: the dialler tries again shortly).
  */
 export const HandshakeFrameSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('challenge'), protocol: z.number().int(), nonce: z.string() }),
-  z.object({ type: z.literal('auth'), protocol: z.number().int(), proof: z.string(), nonce: z.string(), hello: z.record(z.string(), z.unknown()).default({}) }),
+  z.object({ type: z.literal('auth'), protocol: z.number().int(), proof: z.string(), nonce: z.string() }),
   z.object({ type: z.literal('welcome'), proof: z.string() }),
-  z.object({ type: z.literal('refused'), message: z.string() }),
+  z.object({ type: z.literal('hello'), hello: z.record(z.string(), z.unknown()) }),
+  z.object({ type: z.literal('refused'), message: z.string(), busy: z.boolean().optional() }),
 ]);
 export type HandshakeFrame = z.infer<typeof HandshakeFrameSchema>;
 

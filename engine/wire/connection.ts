@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { encodeFrame, FrameDecoder, freshPayload, type Message } from './frame.js';
+import { encodeFrame, FrameDecoder, freshPayload, MAX_FRAME_BYTES, type Message } from './frame.js';
 import type { ReadRouter } from './readRouter.js';
 
 /** A receive that waited longer than it was allowed to; collectives turn it into a message naming ranks. */
@@ -25,6 +25,16 @@ interface Waiter {
   reject: (e: Error) => void;
 }
 
+/**
+ * What a peer that has not authenticated may send: frames of at most `maxFrameBytes`, and
+ * `maxTotalBytes` in all, after which the socket is destroyed (so frames with made-up tags cannot
+ * pile up in the mailbox while a handshake is pending). Lifted by `acceptLargeFrames()`.
+ */
+export interface IncomingLimit {
+  maxFrameBytes: number;
+  maxTotalBytes: number;
+}
+
 /** Queued bytes above which `whenWritable` waits for the socket to drain (backpressure). */
 const HIGH_WATER_BYTES = 16 << 20;
 
@@ -33,7 +43,11 @@ const HIGH_WATER_BYTES = 16 << 20;
  * someone asks for that tag (point-to-point receive); others go to the `onMessage` handler.
  */
 export class Connection {
-  private readonly decoder = new FrameDecoder((header, length) => this.payloadTarget(header, length));
+  private readonly decoder: FrameDecoder;
+  private readonly router: ReadRouter | null;
+  /** Bytes still allowed before authentication (Infinity once the peer has authenticated). */
+  private budget = Infinity;
+  private budgetBytes = 0;
   private readonly mailbox = new Map<string, Message[]>();
   private readonly waiting = new Map<string, Waiter[]>();
   private readonly sinks = new Map<string, Uint8Array>();
@@ -46,13 +60,18 @@ export class Connection {
 
   /**
    * `router`: the socket reads through a ReadRouter (payloads land straight in their destination);
-   * without one, it is read with plain 'data' events.
+   * without one, it is read with plain 'data' events. `limit`: the peer has not authenticated yet.
    */
-  constructor(readonly socket: Socket, readonly peer: string, router: ReadRouter | null = null) {
+  constructor(readonly socket: Socket, readonly peer: string, router: ReadRouter | null = null, limit?: IncomingLimit) {
+    this.router = router;
+    this.decoder = new FrameDecoder((header, length) => this.payloadTarget(header, length), limit?.maxFrameBytes ?? MAX_FRAME_BYTES);
+    if (limit) this.budget = this.budgetBytes = limit.maxTotalBytes;
     socket.setNoDelay(true);
-    const received = (messages: () => Message[] | Message | null) => {
+    const received = (bytes: number, messages: () => Message[] | Message | null) => {
       let out: Message[] | Message | null;
       try {
+        this.budget -= bytes;
+        if (this.budget < 0) throw new Error(`Sent more than ${this.budgetBytes} bytes before authenticating; the peer is not speaking Shoal's protocol.`);
         out = messages();
       } catch (err) {
         socket.destroy(err as Error);
@@ -64,11 +83,11 @@ export class Connection {
     if (router) {
       router.attach({
         target: () => (this.closedError ? null : this.decoder.payloadWindow()),
-        direct: (n) => received(() => this.decoder.filled(n)),
-        staged: (bytes) => received(() => this.decoder.push(bytes)),
+        direct: (n) => received(n, () => this.decoder.filled(n)),
+        staged: (bytes) => received(bytes.length, () => this.decoder.push(bytes)),
       });
     } else {
-      socket.on('data', (chunk: Buffer) => received(() => this.decoder.push(chunk)));
+      socket.on('data', (chunk: Buffer) => received(chunk.length, () => this.decoder.push(chunk)));
     }
     const closed = (err?: Error) => {
       if (this.closedError) return;
@@ -90,6 +109,13 @@ export class Connection {
     const early = this.backlog;
     this.backlog = [];
     for (const m of early) handler(m);
+  }
+
+  /** The peer has authenticated: lift the handshake's limits (frames up to MAX_FRAME_BYTES, no total). */
+  acceptLargeFrames(): void {
+    this.decoder.maxFrameBytes = MAX_FRAME_BYTES;
+    this.budget = Infinity;
+    this.router?.widen();
   }
 
   get closed(): boolean {

@@ -12,8 +12,13 @@ export interface Message<H extends FrameHeader = FrameHeader> {
 }
 
 const PREFIX = 8;
-/** Guard against a corrupt or hostile length field allocating gigabytes. */
+/** Guard against a corrupt length field of an authenticated peer allocating gigabytes. */
 export const MAX_FRAME_BYTES = 1 << 30;
+/**
+ * The largest frame a peer may send before it has proved the job secret: the handshake's frames are a
+ * few hundred bytes, so an unauthenticated peer can make a process hold no more than this per socket.
+ */
+export const HANDSHAKE_MAX_FRAME_BYTES = 4096;
 
 /**
  * The frame as the parts to write: the prefix and header in one small buffer, then the payload as a
@@ -63,7 +68,14 @@ export class FrameDecoder {
   private payload: Uint8Array | null = null;
   private payloadFilled = 0;
 
-  constructor(private readonly allocate: PayloadAllocator = freshPayload) {}
+  /**
+   * `maxFrameBytes`: frames announcing more are refused before anything is allocated for them; a
+   * connection raises it once its peer has authenticated (Connection.acceptLargeFrames).
+   */
+  constructor(
+    private readonly allocate: PayloadAllocator = freshPayload,
+    public maxFrameBytes = MAX_FRAME_BYTES,
+  ) {}
 
   push(chunk: Uint8Array): Message[] {
     const out: Message[] = [];
@@ -98,8 +110,9 @@ export class FrameDecoder {
     this.prefixFilled = 0;
     this.headerLength = this.prefix.readUInt32BE(0);
     this.payloadLength = this.prefix.readUInt32BE(4);
-    if (this.headerLength + this.payloadLength > MAX_FRAME_BYTES) {
-      throw new Error(`Frame of ${this.headerLength + this.payloadLength} bytes exceeds the ${MAX_FRAME_BYTES}-byte limit; the peer is not speaking Shoal's protocol.`);
+    if (this.headerLength + this.payloadLength > this.maxFrameBytes) {
+      const when = this.maxFrameBytes < MAX_FRAME_BYTES ? ' before authenticating' : '';
+      throw new Error(`Frame of ${this.headerLength + this.payloadLength} bytes exceeds the ${this.maxFrameBytes}-byte limit${when}; the peer is not speaking Shoal's protocol.`);
     }
     this.headerBytes = Buffer.allocUnsafe(this.headerLength);
     this.headerFilled = 0;
@@ -116,7 +129,7 @@ export class FrameDecoder {
   }
 
   private headerDone(out: Message[]): void {
-    this.header = JSON.parse(this.headerBytes!.toString('utf8')) as Message['header'];
+    this.header = parseFrameHeader(this.headerBytes!);
     this.headerBytes = null;
     if (this.payloadLength === 0) {
       out.push(this.finish());
@@ -143,6 +156,23 @@ export class FrameDecoder {
     this.payloadFilled = 0;
     return message;
   }
+}
+
+/**
+ * A header must be a JSON object: anything else (garbage, `null`, an array, a number) is
+ * refused here, in the decoder, so that no handler ever sees a header it would throw on.
+ */
+function parseFrameHeader(bytes: Buffer): Message['header'] {
+  let header: unknown;
+  try {
+    header = JSON.parse(bytes.toString('utf8'));
+  } catch {
+    throw new Error(`Frame header of ${bytes.length} bytes is not JSON; the peer is not speaking Shoal's protocol.`);
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) {
+    throw new Error("Frame header is not a JSON object; the peer is not speaking Shoal's protocol.");
+  }
+  return header as Message['header'];
 }
 
 export function floatsToBytes(values: Float32Array): Uint8Array {

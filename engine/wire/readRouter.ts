@@ -28,13 +28,26 @@ const LARGE_PAYLOAD_BYTES = 64 << 10;
  * to its place), and no per-read garbage. Between payloads, reads go to one reused staging buffer.
  */
 export class ReadRouter {
-  private readonly stagingBuffer = Buffer.allocUnsafe(STAGING_BYTES);
+  /**
+   * Small until `widen()`: a socket whose peer has not authenticated reads at most a handshake's worth
+   * at a time, so a flood of unauthenticated sockets holds a few KiB each, not 256 KiB.
+   */
+  private stagingBuffer: Buffer;
   private consumer: ReadConsumer | null = null;
   private lastWasDirect = false;
   /** Bytes read directly since the last staging read: large means large frames are flowing. */
   private directRun = 0;
   /** Bytes read before a consumer attached (copied, as staging is reused). */
   private early: Buffer[] = [];
+
+  constructor(narrow = false) {
+    this.stagingBuffer = Buffer.allocUnsafe(narrow ? HEADER_READ_BYTES : STAGING_BYTES);
+  }
+
+  /** Full-size staging reads from now on (the peer has authenticated). */
+  widen(): void {
+    if (this.stagingBuffer.length < STAGING_BYTES) this.stagingBuffer = Buffer.allocUnsafe(STAGING_BYTES);
+  }
 
   readonly buffer = (): Uint8Array => {
     const target = this.consumer?.target();
@@ -63,9 +76,9 @@ export class ReadRouter {
   }
 }
 
-/** Dial with routed reads (the public `onread` option of net.connect). */
+/** Dial with routed reads (the public `onread` option of net.connect), narrow until `widen()`. */
 export function connectRouted(port: number, host: string): { socket: Socket; router: ReadRouter } {
-  const router = new ReadRouter();
+  const router = new ReadRouter(true);
   return { socket: connect({ port, host, onread: router }), router };
 }
 
@@ -80,7 +93,7 @@ interface SocketInternals {
  * server creates its sockets itself; so a server started with `pauseOnConnect` (nothing read yet)
  * hands each accepted socket's handle to a new Socket that has `onread`. This touches Node's
  * `_handle`, a stable but private field: if it is ever missing, the socket is kept as it is and the
- * connection falls back to 'data' events (correct, just slower).
+ * connection falls back to 'data' events (correct, just slower). The router is narrow until `widen()`.
  */
 export function adoptRouted(accepted: Socket): { socket: Socket; router: ReadRouter | null } {
   const old = accepted as unknown as SocketInternals;
@@ -88,7 +101,7 @@ export function adoptRouted(accepted: Socket): { socket: Socket; router: ReadRou
     accepted.resume();
     return { socket: accepted, router: null };
   }
-  const router = new ReadRouter();
+  const router = new ReadRouter(true);
   const handle = old._handle;
   old._handle = null;
   const socket = new Socket({ handle, onread: router, readable: true, writable: true } as ConstructorParameters<typeof Socket>[0]);
