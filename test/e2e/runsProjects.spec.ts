@@ -24,6 +24,20 @@ function train(preset: string, agents: number): void {
   if (result.status !== 0) throw new Error(`shoal train failed: ${result.stderr}`);
 }
 
+/** WCAG contrast ratio of two computed CSS colours (rgb(), rgba() or color(srgb …) as Chromium reports them). */
+function contrast(a: string, b: string): number {
+  const channels = (c: string) => {
+    const n = c.match(/[\d.]+/g)!.map(Number);
+    return c.startsWith('color(') ? n.slice(0, 3) : n.slice(0, 3).map((v) => v / 255);
+  };
+  const luminance = (c: string) => {
+    const [r, g, bl] = channels(c).map((v) => (v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4));
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
 test('an empty history tells a new user what to do', async ({ page }) => {
   const empty = mkdtempSync(join(tmpdir(), 'shoal-e2e-empty-'));
   const studio = await launchIsolatedStudio({ SHOAL_DATA_DIR: empty });
@@ -62,6 +76,25 @@ test('lists past runs, opens one, exports its weights and compares two', async (
     await expect(detail).toContainText('2 stages × 1 replica');
     await expect(detail.getByTestId('run-loss')).toHaveAttribute('data-points', '10');
     await expect(detail.getByTestId('measured-step-ms')).toContainText(/\d+\.\d ms/);
+    // Its validation: loss, accuracy, the data it trained on, and the digits' confusion matrix over all
+    // 2,000 validation samples with per-class accuracy, readable in both themes.
+    await expect(detail.getByTestId('validation-loss')).toHaveText(/^\d+\.\d{4}$/);
+    await expect(detail.getByTestId('validation-accuracy')).toHaveText(/^\d+\.\d{2}%$/);
+    await expect(detail.getByTestId('run-dataset')).toContainText('mnist: 8,000 training / 2,000 validation samples');
+    const matrix = detail.getByTestId('confusion-matrix');
+    await expect(matrix).toHaveAttribute('data-classes', '10');
+    await expect(matrix).toHaveAttribute('data-total', '2000');
+    await expect(matrix.getByTestId('confusion-row')).toHaveCount(10);
+    await expect(matrix.getByTestId('class-accuracy')).toHaveCount(10);
+    const counts = await matrix.locator('tbody td[data-share]').allTextContents();
+    expect(counts).toHaveLength(100);
+    expect(counts.reduce((a, c) => a + Number(c), 0)).toBe(2000);
+    for (const theme of ['light', 'dark']) {
+      await page.evaluate((t) => (document.documentElement.dataset.theme = t), theme);
+      const cell = matrix.locator('td.confusion__diagonal').first();
+      const colours = await cell.evaluate((el) => [getComputedStyle(el).color, getComputedStyle(el).backgroundColor]);
+      expect(contrast(colours[0], colours[1]), `${theme} theme: ${colours.join(' on ')}`).toBeGreaterThan(3);
+    }
     await detail.getByTestId('export-weights').click();
     await expect(detail.getByTestId('export-result')).toContainText('tfjs-model');
     const downloads: string[] = [];
