@@ -9,7 +9,8 @@ import { launchIsolatedStudio, type IsolatedStudio } from './isolatedStudio';
  * The plan panel's Data section on a user's own data: a folder of PNG class folders typed as a path
  * (counts, classes, thumbnails), a CSV dropped on the section (uploaded to the studio; counts, class
  * balance, the first rows), a label column that does not exist (the reader's diagnostic under that
- * field, Train held back), then Train on the CSV to its final result. Screenshots are kept.
+ * field, Train held back), then Train on the CSV to its final result, and the choice saved in a
+ * project and reopened. Screenshots are kept (test-results/data-section-*.png).
  */
 const root = mkdtempSync(join(tmpdir(), 'shoal-e2e-data-'));
 let studio: IsolatedStudio;
@@ -101,5 +102,21 @@ test('inspect an image folder and a dropped CSV, see a column diagnostic beside 
   await expect(page.getByTestId('final-accuracy')).toBeVisible({ timeout: 4 * 60_000 });
   await expect(page.getByTestId('status')).toContainText('Finished flowers');
   await page.screenshot({ path: 'test-results/data-section-trained.png', fullPage: true });
+
+  // The project keeps the dataset and its fields; reopened, they come back and are inspected again.
+  const saving = page.waitForEvent('download');
+  await page.locator('body').press('Control+s');
+  const file = join(root, 'flowers.shoal.json');
+  await (await saving).saveAs(file);
+  const project = JSON.parse(readFileSync(file, 'utf8')) as { training: { data: unknown } };
+  expect(project.training.data).toMatchObject({ kind: 'dataset', dataset: { format: 'csv', outputs: [{ columns: ['species'] }], validationSplit: 0.25 } });
+  await page.getByTestId('data-kind').selectOption('synthetic');
+  const choosing = page.waitForEvent('filechooser');
+  await page.locator('body').press('Control+o');
+  await (await choosing).setFiles(file);
+  await expect(page.getByTestId('data-kind')).toHaveValue('dataset');
+  await expect(page.getByTestId('dataset-label-column')).toHaveValue('species');
+  await expect(page.getByTestId('dataset-format')).toHaveValue('csv');
+  await expect(page.getByTestId('dataset-counts')).toHaveText('45 training · 15 validation samples', { timeout: 30_000 });
   expect(problems).toEqual([]);
 });
