@@ -132,6 +132,24 @@ describe('data uploaded from this machine', () => {
     }
   }, 120_000);
 
+  test('two deploys of the same content to one host at once: one uploads, the other waits for it and sends nothing', async () => {
+    const file = join(env.home, 'shared-upload.bin');
+    writeFileSync(file, randomBytes(3 * 1024 * 1024));
+    const { bytes, digest } = digestFile(file);
+    const payload: Payload = { hash: `race${digest.slice(0, 8)}`, files: [{ local: file, relative: 'data/x.bin', bytes, digest }], bytes };
+    const conns = await Promise.all([0, 1].map(() => connectHost(hostFor(servers[1], 'd3', key.path))));
+    try {
+      const lines: string[][] = [[], []];
+      const results = await Promise.all(conns.map((c, i) => uploadPayload(c.client, payload, 'inputs', (l) => lines[i].push(l))));
+      expect(results.map((r) => r.uploaded).sort()).toEqual([false, true]);
+      const waiter = results.findIndex((r) => !r.uploaded);
+      expect(lines[waiter].join('\n')).toMatch(/another deploy is uploading model and data \S+ to this host; waiting for it[\s\S]*uploaded by another deploy meanwhile: 0 MiB to upload/);
+      expect(readFileSync(join(homes[1], '.shoal', 'inputs', payload.hash, 'data', 'x.bin')).equals(readFileSync(file))).toBe(true);
+    } finally {
+      for (const c of conns) c.close();
+    }
+  }, 120_000);
+
   test('a host with too little free space fails before anything is uploaded, with the space needed and free', async () => {
     const d = await run(runDeployCommand, ...deployArgs('tiny', '--data', csv));
     expect(d.code).toBe(1);

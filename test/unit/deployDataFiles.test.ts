@@ -122,6 +122,16 @@ describe('jobInputs', () => {
     expect(jobInputs(graph, training(ref))!.hash).not.toBe(a.hash);
   });
 
+  test('an image folder goes as data/<class>/<image>, and the job reads the folder there', () => {
+    const images = join(root, 'pictures');
+    for (const c of ['a', 'b']) mkdirSync(join(images, c), { recursive: true });
+    for (const f of ['a/1.png', 'b/2.jpg']) writeFileSync(join(images, f), f);
+    const inputs = jobInputs(graph, training({ kind: 'dataset', dataset: { format: 'images', source: images } }))!;
+    expect(inputs.files.map((f) => f.relative)).toEqual(['data/a/1.png', 'data/b/2.jpg']);
+    expect(inputs.bytes).toBe(14);
+    expect(inputs.remote().training.data).toEqual({ kind: 'dataset', dataset: { format: 'images', source: `~/.shoal/inputs/${inputs.hash}/data` } });
+  });
+
   test('data on the hosts is not uploaded: its files and digests are what each host must match, and its path stays', () => {
     const csv = join(root, 'shared.csv');
     writeFileSync(csv, 'a,b\n1,2\n');

@@ -80,9 +80,9 @@ export interface PendingUpload {
 export async function beginUpload(client: Client, payload: Payload, kind: 'agent' | 'inputs', onProgress: (detail: string) => void): Promise<PendingUpload> {
   const what = kind === 'agent' ? 'agent' : 'model and data';
   const relDir = `.shoal/${kind}/${payload.hash}`;
-  const nothing = (freeKib: number, release = async () => {}): PendingUpload => ({
+  const nothing = (freeKib: number, release = async () => {}, line = `${what} ${payload.hash} already on the host: 0 MiB to upload`): PendingUpload => ({
     what, kind, needed: 0, freeKib, release,
-    run: async (report) => (report(`${what} ${payload.hash} already on the host: 0 MiB to upload`), { dir: relDir, uploaded: false, sent: 0 }),
+    run: async (report) => (report(line), { dir: relDir, uploaded: false, sent: 0 }),
   });
   // SFTP paths are absolute: the SFTP server starts in the account's home, which may differ from $HOME.
   const check = await runRemote(client, 'sh -s', {
@@ -107,7 +107,8 @@ export async function beginUpload(client: Client, payload: Payload, kind: 'agent
   };
   try {
     lock = await acquireUploadLock(sftp, `${staging}.lock`, async () => (await sftp.stat(final)) !== null, () => onProgress(`another deploy is uploading ${what} ${payload.hash} to this host; waiting for it`));
-    if (lock === 'done') return nothing(freeKib, release);
+    // The lock's holder may have finished and let go between our look and our taking it.
+    if (lock === 'done' || (await sftp.stat(final))) return nothing(freeKib, release, `${what} ${payload.hash} was uploaded by another deploy meanwhile: 0 MiB to upload`);
     // What an earlier, interrupted upload left: whole files, and parts to continue.
     const points = await Promise.all(payload.files.map((f) => resumePoint(sftp, f, `${staging}/${f.relative}`)));
     const starts = points.map((p, i) => (p === 'whole' ? payload.files[i].bytes : p));
