@@ -11,7 +11,7 @@ import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
 import { runsService } from './runsService.js';
 import { clustersService } from './clustersService.js';
 import { deployService } from './deployService.js';
-import type { DeployedStudioJob } from './deployedStudioJob.js';
+import type { StudioJob } from './jobs/studioJob.js';
 
 const VERSION = '0.1.0';
 
@@ -31,7 +31,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
   // Deployed jobs (on clusters or detached here) are listed, streamed and stopped like local ones.
   const { close: detachDeployed, jobs: deployed, ...deploy } = deployService(emit);
 
-  const job = (jobId: unknown): LocalJob | DeployedStudioJob => {
+  const job = (jobId: unknown): StudioJob => {
     const found = typeof jobId === 'string' ? (jobs.get(jobId) ?? deployed.get(jobId)) : undefined;
     if (!found) throw new Error(`No job "${String(jobId)}" in this studio session.`);
     return found;
@@ -89,16 +89,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
       await job(jobId).resize(parsed.data);
     },
     async listJobs(): Promise<JobSummary[]> {
-      const local = [...jobs.values()].map((j) => ({
-        id: j.id,
-        model: j.options.model.name,
-        state: j.state,
-        startedAt: j.startedAt,
-        agents: j.options.agents,
-        events: j.events.length,
-        schedule: j.options.plan.schedule,
-      }));
-      return [...local, ...[...deployed.values()].map((j) => j.summary())];
+      return [...jobs.values(), ...deployed.values()].map((j) => j.summary());
     },
     async jobEvents(jobId: string, since: number) {
       return job(jobId).events.slice(Math.max(0, Number(since) || 0));

@@ -11,6 +11,7 @@ import { DeployError, deployJob, type DeployOptions } from './jobs/deployJob.js'
 import type { DeployRecord } from './jobs/deployRecord.js';
 import { resizeDeployedJob, type HostAgents } from './jobs/resizeDeployedJob.js';
 import { checkResizable } from './jobs/resizeJob.js';
+import type { StudioJob } from './jobs/studioJob.js';
 
 export interface DeployedJobFacts {
   model: string;
@@ -25,12 +26,11 @@ export interface DeployedJobFacts {
 const active = (state: JobState) => state === 'starting' || state === 'running';
 
 /**
- * A deployed job as the studio holds it, with the surface the API uses for a LocalJob (id, events,
- * state, stop): deploy (per-host progress, host-key questions) or re-attach, then follow the
+ * A deployed job as the studio holds it (a StudioJob, as a LocalJob is): deploy (per-host progress, host-key questions) or re-attach, then follow the
  * coordinator's event stream — history first — into `events` and to the studio's listeners. The job's
  * processes are detached: closing the studio only stops following (detach), never the job.
  */
-export class DeployedStudioJob {
+export class DeployedStudioJob implements StudioJob {
   readonly events: JobEvent[] = [];
   state: JobState = 'starting';
   phase: DeployStatus['phase'] = 'preparing';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TrainingSetupSchema } from './trainingSetup.js';
-import { ModelGraphSchema, SyntheticStageMsSchema } from './processConfig.js';
+import { ModelGraphSchema } from './processConfig.js';
+import { SyntheticStageMsSchema } from './syntheticStage.js';
 import { PlacedTensorSchema } from './wireTensor.js';
 
 /**

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ModelGraph } from '../model/graph.js';
 import { TrainingSetupSchema } from './trainingSetup.js';
+import { SyntheticStageMsSchema } from './syntheticStage.js';
 
 /**
  * What Shoal's processes are told when they start (one JSON line on standard input: it carries the job
@@ -16,9 +17,6 @@ export const ModelGraphSchema = z.custom<ModelGraph>(
   (v) => typeof v === 'object' && v !== null && typeof (v as ModelGraph).name === 'string' && Array.isArray((v as ModelGraph).layers) && Array.isArray((v as ModelGraph).outputs),
   { message: 'expected a model graph (name, layers, outputs)' },
 );
-
-/** Benchmarks only: how long a synthetic stage's passes take per micro-batch, and whether they hold the core (agents/exec/syntheticStage.ts). */
-export const SyntheticStageMsSchema = z.object({ forward: z.number().min(0), backward: z.number().min(0), busy: z.boolean().optional() });
 
 /** The coordinator of a training job. */
 export const CoordinatorConfigSchema = z.object({

@@ -1,10 +1,12 @@
+import { z } from 'zod';
+
 /**
  * How long a synthetic stage's passes take per micro-batch, in milliseconds, and how they wait. A
  * benchmark asks for it in the job's coordinator config; agents/exec/syntheticStage.ts applies it.
  */
-export interface SyntheticStageMs {
-  forward: number;
-  backward: number;
+export const SyntheticStageMsSchema = z.object({
+  forward: z.number().min(0),
+  backward: z.number().min(0),
   /**
    * Hold the core for the whole pass, as real arithmetic does, instead of sleeping. Only where every
    * stage has a core of its own. A sleeping thread leaves its CPU idle, and on this kind of virtual
@@ -13,5 +15,6 @@ export interface SyntheticStageMs {
    * p = 2, m = 16 1F1B measured a bubble of 0.080–0.106 asleep and 0.064–0.068 busy (theory 0.059).
    * Real stages keep their cores busy and do not pay it.
    */
-  busy?: boolean;
-}
+  busy: z.boolean().optional(),
+});
+export type SyntheticStageMs = z.infer<typeof SyntheticStageMsSchema>;

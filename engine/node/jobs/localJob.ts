@@ -5,6 +5,7 @@ import type { ModelGraph } from '../../model/graph.js';
 import type { Plan } from '../../plan/plan.js';
 import { MAX_RESTARTS } from '../../plan/restartPolicy.js';
 import type { FinalEvent, JobEvent, JobState } from '../../protocol/events.js';
+import type { JobSummary } from '../../protocol/studioApi.js';
 import { LocalLauncher } from '../deploy/localLauncher.js';
 import type { ProcessExit } from '../deploy/supervisedProcess.js';
 import { attachJob } from './attachJob.js';
@@ -15,6 +16,7 @@ import { agentConfig, assertPlanRuns, defaultEvalEvery, newJobId, stepsFor, tuni
 import type { ResizeRequest } from './jobControl.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
 import { latestCheckpoint, runsRoot } from './runStore.js';
+import type { StudioJob } from './studioJob.js';
 
 export interface LocalJobOptions extends CoordinatorTuning {
   model: ModelGraph;
@@ -54,7 +56,7 @@ export function defaultLocalAgents(): number {
  * per-job secret each reads from standard input; a crashed coordinator is restarted by its
  * supervisor and resumes from the newest checkpoint, as on a host (engine/plan/restartPolicy.ts).
  */
-export class LocalJob {
+export class LocalJob implements StudioJob {
   readonly id: string;
   readonly events: JobEvent[] = [];
   readonly startedAt = Date.now();
@@ -299,6 +301,11 @@ export class LocalJob {
     this.failWith(new Error('The job was stopped.'));
     this.following.abort();
     await this.launcher.stop(this.id);
+  }
+
+  summary(): JobSummary {
+    const { model, agents, plan } = this.options;
+    return { id: this.id, model: model.name, state: this.state, startedAt: this.startedAt, agents, events: this.events.length, schedule: plan.schedule };
   }
 
   /** Wait until every process of the job has exited (after `done`). */

@@ -1,0 +1,20 @@
+import type { JobEvent, JobState } from '../../protocol/events.js';
+import type { JobSummary, ResizeRequest } from '../../protocol/studioApi.js';
+
+/**
+ * A job as the studio holds it, wherever its processes run: one trained here whose processes end
+ * with the studio (LocalJob) or one deployed to a cluster or detached here (DeployedStudioJob). The
+ * studio's API lists, streams, resizes and stops every job through this surface alone.
+ */
+export interface StudioJob {
+  readonly id: string;
+  /** Everything the job has said so far, in order (the studio back-fills from it). */
+  readonly events: readonly JobEvent[];
+  readonly state: JobState;
+  readonly startedAt: number;
+  /** Its run folder on this machine ('' until known). */
+  readonly runDir: string;
+  stop(): Promise<void>;
+  resize(request: ResizeRequest): Promise<void>;
+  summary(): JobSummary;
+}
