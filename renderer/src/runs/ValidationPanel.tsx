@@ -72,7 +72,10 @@ export function ValidationPanel({ detail }: { detail: RunDetail }) {
             <dd data-testid="validation-accuracy">{formatMetric('accuracy', result.validationAccuracy)}</dd>
           </div>
         )}
-        {Object.entries(result?.metrics ?? {}).map(([name, value]) => (
+        {Object.entries(result?.metrics ?? {})
+          // The accuracy shown above is not shown twice.
+          .filter(([name, value]) => !(name === 'accuracy' && value === result?.validationAccuracy))
+          .map(([name, value]) => (
           <div key={name} data-testid="validation-metric">
             <dt>{name}</dt>
             <dd>{formatMetric(name, value)}</dd>
