@@ -1,4 +1,5 @@
 import { useState, type DragEvent } from 'react';
+import { DATA_UPLOAD_NAME } from '../../../engine/protocol/datasetInspect';
 import type { DataRef } from '../../../engine/protocol/trainingSetup';
 import { DatasetFields } from '../data/DatasetFields';
 import { uploadDroppedFile } from '../data/dropFiles';
@@ -25,10 +26,12 @@ export function DataSection() {
   const lossIssues = data.kind === 'dataset' ? data.inspected?.inspection?.diagnostics.filter((d) => d.where.field === 'loss') : undefined;
   const hasFiles = (e: DragEvent) => [...e.dataTransfer.types].includes('Files');
   const onDrop = (e: DragEvent) => {
-    if (!hasFiles(e) || busy) return;
+    const files = [...e.dataTransfer.files];
+    setDrop((d) => ({ ...d, over: false }));
+    // Data files only: a model.json dropped here goes on to the window's model drop.
+    if (!hasFiles(e) || busy || !files.length || !files.every((f) => DATA_UPLOAD_NAME.test(f.name))) return;
     // Taken here: the window's model drop leaves a drop it sees prevented alone.
     e.preventDefault();
-    const files = [...e.dataTransfer.files];
     setDrop({ over: false, note: `Uploading ${files.map((f) => f.name).join(', ')}…` });
     void uploadDroppedFile(files).then((result) => {
       if ('error' in result) return setDrop({ over: false, error: result.error });
