@@ -12,10 +12,10 @@ function npxShoal(args: string[], timeoutMs: number) {
 /**
  * The foundation slice from the command line: 2 pipeline stages (GPipe, 4 micro-batches) × 2-way data
  * parallel, a coordinator and 4 real agent processes, trains `mlp` on the bundled MNIST digits to at
- * least 95% test accuracy on the 2,000 held-out samples.
+ * least 95% validation accuracy on the 2,000 held-out samples.
  */
 describe('npx shoal train', () => {
-  it('pp2-dp2 on local:4 reaches ≥ 95% test accuracy and streams JSON lines', () => {
+  it('pp2-dp2 on local:4 reaches ≥ 95% validation accuracy and streams JSON lines', () => {
     const run = npxShoal(['train', '--model', 'mlp', '--cluster', 'local:4', '--plan', 'pp2-dp2', '--json', '--epochs', '5'], 600_000);
     expect(run.status, run.stderr).toBe(0);
     const lines = run.stdout.trim().split('\n');
