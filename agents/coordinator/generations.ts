@@ -10,7 +10,13 @@ import { stateForStages, type JobState } from './jobState.js';
 import { syncClocks, type ClockEstimate } from './measurements.js';
 import type { Member } from './membership.js';
 import type { TrainingContext, TrainingRun } from './trainingRun.js';
-import { HEARTBEAT_TIMEOUT_SEC } from '../../engine/plan/runtimeConstants.js';
+
+/**
+ * How long an agent's reported failure waits for the loss of a peer that would explain it (a dead
+ * peer's connection closes at once; the coordinator hears of it a moment after the survivors do).
+ * A failure nothing explains — bad data, a bug — ends the job after this.
+ */
+const FAILURE_GRACE_SEC = 6;
 
 /** The ranks of a generation as a membership event lists them: placement, host and virtual nodes. */
 export function placedAgents(gen: Generation) {
@@ -90,7 +96,7 @@ export class Generations {
     const { job, config, log, timeoutSec, say } = this.run;
     this.gen?.close();
     const generationId = ++this.lastId;
-    const gen = (this.gen = new Generation(generationId, plan, members, job.membership, timeoutSec, (config.heartbeatTimeoutSec ?? HEARTBEAT_TIMEOUT_SEC) + 1));
+    const gen = (this.gen = new Generation(generationId, plan, members, job.membership, timeoutSec, FAILURE_GRACE_SEC));
     const ports = members.map((m) => m.peerPort);
     if (members.some((m) => this.served.has(m))) {
       // Links of an earlier generation are dropped and every member listens afresh (a newcomer's
