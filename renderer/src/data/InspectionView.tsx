@@ -25,7 +25,7 @@ export function InspectionView({ inspection }: { inspection: DatasetInspection }
       </div>
       {feeds.length > 0 && <FeedTable feeds={feeds} />}
       {classes.map((c) => (
-        <ClassBars key={c.output} balance={c} />
+        <ClassBars key={c.output} balance={c} samples={counts ? counts.train + counts.validation : c.counted} />
       ))}
       {samples.kind === 'images' && (
         <div className="dataset-thumbs" data-testid="dataset-thumbnails">
@@ -88,17 +88,15 @@ function FeedTable({ feeds }: { feeds: FeedCheck[] }) {
   );
 }
 
-function ClassBars({ balance }: { balance: ClassBalance }) {
+function ClassBars({ balance, samples }: { balance: ClassBalance; samples: number }) {
   const order = balance.names.map((name, i) => ({ name, count: balance.counts[i] }));
   const shown = order.length > MAX_BARS ? [...order].sort((a, b) => b.count - a.count).slice(0, MAX_BARS) : order;
   const rest = order.length - shown.length;
   const max = Math.max(1, ...shown.map((c) => c.count));
-  const total = balance.counts.reduce((a, b) => a + b, 0);
   return (
     <div className="dataset-classes" data-testid="dataset-classes" aria-label={`Class balance of ${balance.output}`}>
       <div className="dataset-classes__title muted">
-        Classes of {balance.output}
-        {balance.counted < total ? '' : ` (${balance.names.length})`}
+        Classes of {balance.output} ({balance.names.length}){balance.counted < samples ? `, counted over the first ${balance.counted} of ${samples} samples` : ''}
       </div>
       {shown.map((c) => (
         <div key={c.name} className="dataset-classes__row" data-testid="dataset-class" data-class={c.name}>
