@@ -21,7 +21,7 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
             [--loss NAME] [--optimizer sgd|momentum|adam|adamw|rmsprop|adagrad] [--lr X] [--momentum M] [--nesterov]
             [--weight-decay W] [--shuffle true|false] [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
             [--epochs E | --steps S] [--batch B] [--micro-batches M] [--seed N] [--schedule gpipe|1f1b|async]
-            [--zero 0|1|2] [--recompute] [--clip-norm X] [--out DIR] [--checkpoint-every N] [--json]
+            [--zero 0|1|2] [--recompute] [--clip-norm X] [--out DIR] [--eval-every N] [--checkpoint-every N] [--json]
 
   --model      a built-in model (shoal models) or a tfjs LayersModel's model.json (its weights .bin beside it
                are the starting point; trainable: false layers stay frozen)
@@ -34,7 +34,8 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
   --validation-split F   without DIR/val/: hold out a seeded random fraction F for validation
   --loss       categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mse, mae
                (default: the model file's training_config, else inferred from the output and its head)
-  --shuffle false        take batches in file order (Keras's shuffle=False); default: a seeded order per epoch`;
+  --shuffle false        take batches in file order (Keras's shuffle=False); default: a seeded order per epoch
+  --eval-every N         evaluate the validation set every N steps (default: once per epoch; always after the last)`;
 
 export const TRAIN_OPTIONS = {
   model: { type: 'string' },
@@ -54,6 +55,7 @@ export const TRAIN_OPTIONS = {
   json: { type: 'boolean' },
   out: { type: 'string' },
   'checkpoint-every': { type: 'string' },
+  'eval-every': { type: 'string' },
   ...TRAINING_OPTIONS,
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -104,11 +106,13 @@ export async function runTrain(values: TrainValues): Promise<void> {
   let training: ReturnType<typeof trainingSetupFrom>;
   let length: ReturnType<typeof runLength>;
   let checkpointEverySteps: number | undefined;
+  let evalEverySteps: number | undefined;
   let cluster: ReturnType<typeof localClusterOption>;
   try {
     // Every option is checked before the model is read or any process starts.
     length = runLength(values);
     checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
+    evalEverySteps = intOption(values, 'eval-every', { example: '50' });
     cluster = localClusterOption(String(values.cluster ?? 'local'), defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);
@@ -129,6 +133,7 @@ export async function runTrain(values: TrainValues): Promise<void> {
     steps,
     runDir: values.out === undefined ? undefined : resolve(String(values.out)),
     checkpointEverySteps,
+    evalEverySteps,
     onEvent: (event) => {
       // job.json is written as the processes start: say which data it records once it is there.
       if (!datasetShown) {
