@@ -132,6 +132,30 @@ describe('data uploaded from this machine', () => {
     }
   }, 120_000);
 
+  test('a part whose bytes differ from this machine\'s file is sent again from the start', async () => {
+    const file = join(env.home, 'changed.bin');
+    writeFileSync(file, randomBytes(4 * 1024 * 1024));
+    const { bytes, digest } = digestFile(file);
+    const payload: Payload = { hash: `changed${digest.slice(0, 8)}`, files: [{ local: file, relative: 'x.bin', bytes, digest }], bytes };
+    const { client, close } = await connectHost(hostFor(servers[0], 'd2', key.path));
+    try {
+      await expect(uploadPayload(client, payload, 'inputs', (line) => {
+        if (/\((\d+)%\)/.test(line) && Number(/\((\d+)%\)/.exec(line)![1]) >= 50) throw new Error('cut off for the test');
+      })).rejects.toThrow(/cut off for the test/);
+      const part = join(homes[0], '.shoal', 'inputs', `.upload-${payload.hash}`, 'x.bin.part');
+      const bad = readFileSync(part);
+      bad[10] ^= 0xff;
+      writeFileSync(part, bad);
+      const lines: string[] = [];
+      const result = await uploadPayload(client, payload, 'inputs', (line) => lines.push(line));
+      expect(lines.some((l) => l.startsWith('resuming'))).toBe(false);
+      expect(result.sent).toBe(bytes);
+      expect(readFileSync(join(homes[0], '.shoal', 'inputs', payload.hash, 'x.bin')).equals(readFileSync(file))).toBe(true);
+    } finally {
+      close();
+    }
+  }, 120_000);
+
   test('two deploys of the same content to one host at once: one uploads, the other waits for it and sends nothing', async () => {
     const file = join(env.home, 'shared-upload.bin');
     writeFileSync(file, randomBytes(3 * 1024 * 1024));
