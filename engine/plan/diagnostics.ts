@@ -50,11 +50,12 @@ function moreDiagnostics(errors: number, warnings: number): Diagnostic {
 
 /** A rejected input, as data: every finding with its code. Thrown where a caller cannot go on. */
 export class DiagnosticError extends Error {
+  /** Without a heading the message is the findings' own sentences (one problem reads as one sentence). */
   constructor(
     readonly diagnostics: Diagnostic[],
-    heading: string,
+    heading?: string,
   ) {
-    super(`${heading}\n${formatDiagnostics(diagnostics)}`);
+    super(heading === undefined ? diagnostics.map((d) => d.message).join('\n') : `${heading}\n${formatDiagnostics(diagnostics)}`);
     this.name = 'DiagnosticError';
   }
 }

@@ -63,7 +63,8 @@ export function unknownFields(schema: z.ZodType, input: unknown, limit = 100): U
         for (const [k, v] of Object.entries(value)) {
           if (found.length >= limit) return;
           const at = path ? `${path}.${k}` : k;
-          if (def.shape![k]) walk(def.shape![k], v, at);
+          // Own keys only: "constructor" or "__proto__" must not find Object's members.
+          if (Object.hasOwn(def.shape!, k)) walk(def.shape![k], v, at);
           else found.push({ path: at, key: k, ...suggestionFor(k, known) });
         }
         return;

@@ -1,4 +1,4 @@
-import type { Diagnostic } from '../../plan/diagnostics.js';
+import { DiagnosticError, type Diagnostic } from '../../plan/diagnostics.js';
 import { GraphBuilder } from '../builder.js';
 import type { ModelGraph } from '../graph.js';
 import { modelConfigOf, readKerasModel } from './kerasDocument.js';
@@ -27,7 +27,8 @@ export function importKerasModel(json: unknown, options: KerasImportOptions = {}
     try {
       doc = JSON.parse(json);
     } catch (err) {
-      throw new Error(`The model file is not valid JSON (${(err as Error).message}).`);
+      const message = `The model file is not valid JSON (${(err as Error).message}).`;
+      throw new DiagnosticError([{ severity: 'error', code: 'malformed-json', message, where: {}, hint: 'Check that the file is the whole model.json, as tfjs or Keras wrote it.' }]);
     }
   }
   const { className, config } = modelConfigOf(doc);

@@ -1,4 +1,5 @@
-import type { Diagnostic } from '../../plan/diagnostics.js';
+import { DiagnosticError, type Diagnostic } from '../../plan/diagnostics.js';
+import { LIMITS } from '../../plan/limits.js';
 import { isObject, type Json } from './configValues.js';
 
 /**
@@ -46,8 +47,16 @@ export function modelConfigOf(doc: unknown): { className: string; config: unknow
   if (isObject(value) && typeof value.class_name === 'string' && MODEL_CLASSES.has(value.class_name)) {
     return { className: value.class_name, config: value.config };
   }
-  throw new Error(
-    'This is not a Keras or tfjs-layers model: expected a model.json with "modelTopology", or a model config with "class_name" Sequential, Functional or Model.',
+  throw new DiagnosticError(
+    [
+      {
+        severity: 'error',
+        code: 'not-a-model',
+        message: 'This is not a Keras or tfjs-layers model: expected a model.json with "modelTopology", or a model config with "class_name" Sequential, Functional or Model.',
+        where: {},
+        hint: 'Pass the model.json that tfjs model.save() or Keras model.to_json() wrote.',
+      },
+    ],
   );
 }
 
@@ -98,7 +107,8 @@ function refList(value: unknown): TensorRef[] | undefined {
   const single = tensorRef(value);
   if (single) return [single];
   if (!Array.isArray(value)) return undefined;
-  const refs = value.map(tensorRef);
+  // Array.from, not map: map skips the holes of a sparse array (built in code), which every() then passes.
+  const refs = Array.from(value, tensorRef);
   return refs.every((r) => r !== undefined) ? (refs as TensorRef[]) : undefined;
 }
 
@@ -110,6 +120,10 @@ export function readKerasModel(className: string, config: unknown, diagnostics: 
   const model: KerasModel = { name, kind, layers: [], inputs: [], outputs: [] };
   if (!Array.isArray(layerList)) {
     malformed(diagnostics, `The ${className} config has no "layers" list.`);
+    return model;
+  }
+  if (layerList.length > LIMITS.layers) {
+    diagnostics.push({ severity: 'error', code: 'model-too-large', message: `The ${className} config "${name}" lists ${layerList.length} layers; Shoal reads models of at most ${LIMITS.layers}.`, where: {}, hint: `Use a model of at most ${LIMITS.layers} layers.` });
     return model;
   }
   layerList.forEach((raw, i) => {
