@@ -1,4 +1,6 @@
 import type { Server } from 'node:net';
+import { basename, resolve } from 'node:path';
+import { latestCheckpointIn } from '../../engine/wire/checkpointFolder.js';
 import { parsePlan } from '../../engine/plan/plan.js';
 import { CoordinatorConfigSchema, LinkSurveyConfigSchema } from '../../engine/protocol/processConfig.js';
 import { CoordinatorHelloSchema, type CoordinatorHello } from '../../engine/protocol/handshake.js';
@@ -105,8 +107,9 @@ export async function runCoordinator(): Promise<void> {
     await runTraining({ config, plan, startPlan, membership, log, resizes });
     await finish(0);
   } catch (err) {
-    log.emit({ type: 'status', state: 'failed', message: (err as Error).message, time: now() });
-    say('error', (err as Error).message);
+    const message = `${(err as Error).message}${wayBack(config.checkpointDir)}`;
+    log.emit({ type: 'status', state: 'failed', message, time: now() });
+    say('error', message);
     await finish(1);
   }
 }
@@ -130,4 +133,11 @@ function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 
     say('info', `Resize requested: ${add ? `add ${add} agent(s)` : ''}${add && remove.length ? ', ' : ''}${remove.length ? `remove rank(s) ${remove.join(', ')}` : ''}; applied at the next step boundary.`);
     reply({ type: 'accepted', requestId: id });
   };
+}
+
+/** What a failed job's message ends with: the checkpoint it can continue from once the cause is fixed. */
+function wayBack(checkpointDir: string | undefined): string {
+  const newest = checkpointDir ? latestCheckpointIn(checkpointDir) : null;
+  if (!newest) return ' No checkpoint was written before the failure (--checkpoint-every N saves them as the job goes).';
+  return ` Its newest checkpoint, ${basename(newest)}, is kept: fix the cause, then \`shoal resume ${resolve(checkpointDir!, '..')}\` continues from it.`;
 }
