@@ -33,7 +33,7 @@ Usage:
 Defaults: --cluster local (one agent per core, at least 2), --plan pp1-dp1, --epochs 5.
 Each run has a folder (job.json, checkpoints/step-N.ckpt): --out DIR chooses it (default under
 ~/.local/share/shoal/runs); --checkpoint-every N also saves every N steps; the last step is always saved.
-With --json, train prints one JSON object per line and ends with {"final": true, "validationAccuracy": …}.`;
+With --json, train prints one JSON object per line and ends with {"final": true, "validationLoss": …, "validationAccuracy": …, "metrics": {…}, "confusion": {…}}.`;
 
 /**
  * `shoal <command> --help`: the command's full usage for train, else its lines of the overview (a line

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobEventSchema, type EvalEvent, type FinalEvent, type JobEvent } from '../../engine/protocol/events.js';
 import type { DatasetRecord } from '../../engine/protocol/runs.js';
-import { saveLayersModel, tfl } from '../support/userModels.js';
+import { saveLayersModel, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 
 /**
  * Evaluation that means something, from the command line: a saved tfjs classifier whose training
@@ -15,6 +15,13 @@ import { saveLayersModel, tfl } from '../support/userModels.js';
  * sample once and its diagonal is the accuracy. job.json records the dataset.
  */
 const root = join(__dirname, '..', '..');
+
+function shoalTrain(args: string[], dataDir: string) {
+  const run = spawnSync('npx', ['shoal', 'train', ...args, '--json'], { cwd: root, encoding: 'utf8', timeout: 300_000, env: { ...process.env, CI: 'true', SHOAL_DATA_DIR: dataDir } });
+  expect(run.status, run.stderr).toBe(0);
+  const events: JobEvent[] = run.stdout.trim().split('\n').map((l) => JobEventSchema.parse(JSON.parse(l)));
+  return { run, events, final: events.at(-1) as FinalEvent };
+}
 const CLASSES = ['cat', 'dog', 'eel'];
 const SAMPLES = 120;
 const SPLIT = 0.25;
@@ -46,15 +53,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('validation metrics of shoal train --json', () => {
   it('reports validation loss, accuracy, the model metrics and a confusion matrix with class names; job.json records the dataset', () => {
     const dataDir = join(dir, 'data');
-    const run = spawnSync(
-      'npx',
-      ['shoal', 'train', '--model', model, '--data', join(dir, 'animals.csv'), '--label-column', 'animal', '--validation-split', String(SPLIT), '--cluster', 'local:2', '--plan', 'pp1-dp2', '--epochs', '12', '--lr', '0.5', '--json'],
-      { cwd: root, encoding: 'utf8', timeout: 300_000, env: { ...process.env, CI: 'true', SHOAL_DATA_DIR: dataDir } },
+    const { run, events, final } = shoalTrain(
+      ['--model', model, '--data', join(dir, 'animals.csv'), '--label-column', 'animal', '--validation-split', String(SPLIT), '--cluster', 'local:2', '--plan', 'pp1-dp2', '--epochs', '12', '--lr', '0.5'],
+      dataDir,
     );
-    expect(run.status, run.stderr).toBe(0);
-    const lines = run.stdout.trim().split('\n');
-    const events: JobEvent[] = lines.map((l) => JobEventSchema.parse(JSON.parse(l)));
-    const final = events.at(-1) as FinalEvent;
     expect(final.type).toBe('final');
     const validationSamples = SAMPLES * SPLIT;
 
@@ -95,5 +97,26 @@ describe('validation metrics of shoal train --json', () => {
     expect(record.dataset.checksum).toMatch(/^[0-9a-f]{64}$/);
     expect(record.dataset.checksumOf).toMatch(/1 file/);
     expect(run.stderr).toContain(`dataset animals.csv: ${SAMPLES - validationSamples} training / ${validationSamples} validation samples, sha256 ${record.dataset.checksum.slice(0, 12)}`);
+  }, 300_000);
+
+  it('reports each output of a two-output model: its loss and its metrics under <output>_<name>', async () => {
+    const modelDir = join(dir, 'two');
+    const file = await saveLayersModel(twoInTwoOut(), modelDir);
+    const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    json.trainingConfig = { loss: { cls: { class_name: 'SparseCategoricalCrossentropy', config: { from_logits: true } }, reg: 'mse' }, metrics: { cls: ['accuracy'], reg: ['mae'] } };
+    writeFileSync(file, JSON.stringify(json));
+    writeNpyData(join(dir, 'two-data'), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } }, 64);
+    const { final } = shoalTrain(['--model', file, '--data', join(dir, 'two-data'), '--validation-split', '0.25', '--cluster', 'local:2', '--plan', 'pp2-dp1', '--steps', '4', '--batch', '16'], join(dir, 'two-runs'));
+    const m = final.metrics!;
+    expect(Object.keys(m).sort()).toEqual(['cls_accuracy', 'cls_loss', 'reg_loss', 'reg_mae']);
+    // Loss weights 1: the validation loss is the outputs' losses summed.
+    expect(final.validationLoss).toBeCloseTo(m.cls_loss + m.reg_loss, 5);
+    expect(m.cls_accuracy).toBeCloseTo(final.validationAccuracy!, 12);
+    // Mean squared error is at least the mean absolute error squared (Jensen), and both are positive.
+    expect(m.reg_mae).toBeGreaterThan(0);
+    expect(m.reg_loss).toBeGreaterThanOrEqual(m.reg_mae ** 2);
+    expect(final.confusion?.output).toBe('cls');
+    expect(final.confusion?.classNames).toEqual(['0', '1', '2']);
+    expect(final.confusion?.total).toBe(16);
   }, 300_000);
 });
