@@ -11,6 +11,9 @@ export const JumpHopSchema = z.strictObject({
   port: z.number().int().min(1).max(65535).default(22),
   user: z.string().min(1),
   identityFiles: z.array(z.string().min(1)).default([]),
+  useAgent: z.boolean().optional(),
+  identitiesOnly: z.boolean().optional(),
+  identityAgent: z.string().min(1).optional(),
 });
 
 export const SshHostSchema = z.strictObject({
@@ -23,6 +26,13 @@ export const SshHostSchema = z.strictObject({
   identityFiles: z.array(z.string().min(1)).default([]),
   /** Offer the keys of ssh-agent (SSH_AUTH_SOCK) first; false for `IdentityAgent none`. */
   useAgent: z.boolean().default(true),
+  /**
+   * `IdentitiesOnly yes`: of the agent's keys offer only those of `identityFiles` (or of the default
+   * ~/.ssh/id_* when none is given), so a full agent does not use up the server's MaxAuthTries.
+   */
+  identitiesOnly: z.boolean().optional(),
+  /** `IdentityAgent <socket>`: this agent socket instead of $SSH_AUTH_SOCK (`~` and `$VAR` expanded when connecting). */
+  identityAgent: z.string().min(1).optional(),
   /** ProxyJump chain, first hop first. */
   jump: z.array(JumpHopSchema).default([]),
 });
@@ -37,6 +47,8 @@ export interface SshEndpoint {
   user: string;
   identityFiles: string[];
   useAgent?: boolean;
+  identitiesOnly?: boolean;
+  identityAgent?: string;
 }
 
 /** `addr:port` as users type it (and as OpenSSH prints it), with brackets around IPv6 addresses. */

@@ -10,8 +10,12 @@ import { expandPathGlob } from './sshPatterns.js';
  * two apart lets the resolver follow ProxyJump hops through the same list.
  */
 
-/** The block a directive belongs to: before any Host (applies to all), a Host block, or a Match block. */
-export type ConfigBlock = { kind: 'all' } | { kind: 'host'; patterns: string[] } | { kind: 'match' };
+/**
+ * The block a directive belongs to: before any Host (applies to all), a Host block, or a Match block
+ * (its criteria as written, decided per host by sshConfigMatch.ts). Directives of one block share the
+ * block object, so a Match is decided once per block, as OpenSSH does at the Match line.
+ */
+export type ConfigBlock = { kind: 'all' } | { kind: 'host'; patterns: string[] } | { kind: 'match'; criteria: string[]; file: string; line: number };
 
 export interface ConfigDirective {
   block: ConfigBlock;
@@ -62,8 +66,7 @@ function parseInto(file: string, outer: ConfigBlock, depth: number, out: ConfigD
       return;
     }
     if (keyword === 'match') {
-      // Match conditions (exec, canonical, …) cannot be decided here; their options are not applied.
-      block = { kind: 'match' };
+      block = { kind: 'match', criteria: args, file, line: i + 1 };
       return;
     }
     if (keyword === 'include') {

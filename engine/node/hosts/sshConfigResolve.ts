@@ -2,7 +2,8 @@ import { homedir, hostname, userInfo } from 'node:os';
 import { expandHome } from './configDir.js';
 import type { JumpHop, SshHost } from './host.js';
 import { parseHostSpec } from './host.js';
-import type { ConfigDirective } from './sshConfigParse.js';
+import type { ConfigBlock, ConfigDirective } from './sshConfigParse.js';
+import { decideMatch, usesFinalPass } from './sshConfigMatch.js';
 import { hasWildcard, matchPatternList } from './sshPatterns.js';
 
 /** What the config says about one host name, OpenSSH-style: for each keyword the first value wins. */
@@ -12,7 +13,13 @@ export interface ResolvedSshConfig {
   port: number;
   identityFiles: string[];
   useAgent: boolean;
+  /** `IdentitiesOnly yes`. */
+  identitiesOnly: boolean;
+  /** `IdentityAgent` when it names a socket (or `$VAR` / `SSH_AUTH_SOCK`); `none` is useAgent false. */
+  identityAgent?: string;
   proxyJump?: string;
+  /** Match blocks that could not be decided (exec, localnetwork …) and were not applied. */
+  undecided: string[];
   /** Set when the host needs a ProxyCommand, which Shoal does not run; the import reports it. */
   proxyCommand?: string;
 }
@@ -25,23 +32,43 @@ export function concreteHostNames(directives: ConfigDirective[]): string[] {
   return names;
 }
 
-function applies(d: ConfigDirective, name: string): boolean {
-  if (d.block.kind === 'all') return true;
-  if (d.block.kind === 'match') return false;
-  return matchPatternList(name, d.block.patterns);
-}
-
-/** Resolve `name` through the directives, the way `ssh -G name` does for the keywords Shoal uses. */
+/**
+ * Resolve `name` through the directives, the way `ssh -G name` does for the keywords Shoal uses: for
+ * each keyword the first value that applies wins; Host blocks match the name as typed, Match blocks are
+ * decided when reached with the HostName and User set so far (sshConfigMatch.ts); when some Match uses
+ * `canonical` or `final`, a second pass (where those are true) fills what the first left unset.
+ */
 export function resolveSshConfig(directives: ConfigDirective[], name: string): ResolvedSshConfig {
   const first = new Map<string, string[]>();
   const identityFiles: string[] = [];
-  for (const d of directives) {
-    if (d.keyword === 'host' || !applies(d, name) || d.args.length === 0) continue;
-    if (d.keyword === 'identityfile') identityFiles.push(d.args[0]);
-    else if (!first.has(d.keyword)) first.set(d.keyword, d.args);
-  }
-  const hostName = (first.get('hostname')?.[0] ?? name).replace(/%(.)/g, (_, c: string) => (c === 'h' ? name : c === '%' ? '%' : `%${c}`));
-  const user = first.get('user')?.[0] ?? userInfo().username;
+  const undecided = new Set<string>();
+  const localUser = userInfo().username;
+  const currentHost = () => (first.get('hostname')?.[0] ?? name).replace(/%(.)/g, (_, c: string) => (c === 'h' ? name : c === '%' ? '%' : `%${c}`));
+  const pass = (finalPass: boolean) => {
+    const decided = new Map<ConfigBlock, boolean>();
+    const applies = (block: ConfigBlock): boolean => {
+      if (block.kind === 'all') return true;
+      if (block.kind === 'host') return matchPatternList(name, block.patterns);
+      let verdict = decided.get(block);
+      if (verdict === undefined) {
+        const match = decideMatch(block.criteria, { originalHost: name, host: currentHost(), user: first.get('user')?.[0] ?? localUser, finalPass });
+        for (const c of match.undecided) undecided.add(`Match ${c} (${block.file}:${block.line})`);
+        verdict = match.applies;
+        decided.set(block, verdict);
+      }
+      return verdict;
+    };
+    for (const d of directives) {
+      if (d.keyword === 'host' || d.args.length === 0 || !applies(d.block)) continue;
+      if (d.keyword === 'identityfile') {
+        if (!identityFiles.includes(d.args[0])) identityFiles.push(d.args[0]);
+      } else if (!first.has(d.keyword)) first.set(d.keyword, d.args);
+    }
+  };
+  pass(false);
+  if (directives.some((d) => d.block.kind === 'match' && usesFinalPass(d.block.criteria))) pass(true);
+  const hostName = currentHost();
+  const user = first.get('user')?.[0] ?? localUser;
   const portText = first.get('port')?.[0] ?? '22';
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`ssh config for ${name}: Port ${portText} is not a port number.`);
@@ -49,12 +76,18 @@ export function resolveSshConfig(directives: ConfigDirective[], name: string): R
   const expandTokens = (s: string) => s.replace(/%(.)/g, (m, c: string) => tokens[c] ?? m);
   const proxyJump = first.get('proxyjump')?.[0];
   const proxyCommand = first.get('proxycommand')?.join(' ');
+  const identityAgent = first.get('identityagent')?.[0];
+  const identitiesOnly = first.get('identitiesonly')?.[0]?.toLowerCase();
+  if (identitiesOnly !== undefined && identitiesOnly !== 'yes' && identitiesOnly !== 'no') throw new Error(`ssh config for ${name}: IdentitiesOnly ${identitiesOnly} is not yes or no.`);
   return {
     hostName,
     user,
     port,
     identityFiles: identityFiles.filter((f) => f.toLowerCase() !== 'none').map((f) => expandHome(expandTokens(f))),
-    useAgent: (first.get('identityagent')?.[0] ?? '').toLowerCase() !== 'none',
+    useAgent: (identityAgent ?? '').toLowerCase() !== 'none',
+    identitiesOnly: identitiesOnly === 'yes',
+    ...(identityAgent && identityAgent.toLowerCase() !== 'none' ? { identityAgent: expandHome(expandTokens(identityAgent)) } : {}),
+    undecided: [...undecided],
     ...(proxyJump && proxyJump.toLowerCase() !== 'none' ? { proxyJump } : {}),
     ...(proxyCommand && proxyCommand.toLowerCase() !== 'none' ? { proxyCommand } : {}),
   };
@@ -77,10 +110,20 @@ export function resolveJumpChain(directives: ConfigDirective[], proxyJump: strin
       // What the ProxyJump spec says explicitly beats the hop's own config.
       port: /:\d+$/.test(spec) ? given.port : conf.port,
       user: spec.includes('@') ? given.user : conf.user,
-      identityFiles: conf.identityFiles,
+      ...agentFields(conf),
     });
   }
   return hops;
+}
+
+/** How a resolved host authenticates: its identity files and what it takes from ssh-agent. */
+function agentFields(conf: ResolvedSshConfig): Pick<SshHost, 'identityFiles' | 'useAgent' | 'identitiesOnly' | 'identityAgent'> {
+  return {
+    identityFiles: conf.identityFiles,
+    useAgent: conf.useAgent,
+    ...(conf.identitiesOnly ? { identitiesOnly: true } : {}),
+    ...(conf.identityAgent ? { identityAgent: conf.identityAgent } : {}),
+  };
 }
 
 /** An SshHost for the config name `alias`, with warnings for what Shoal cannot honour. */
@@ -89,14 +132,14 @@ export function hostFromSshConfig(directives: ConfigDirective[], alias: string):
   const warnings: string[] = [];
   if (conf.proxyCommand && !conf.proxyJump)
     warnings.push(`${alias}: ProxyCommand is not supported (only ProxyJump); Shoal will connect to ${conf.hostName}:${conf.port} directly.`);
+  for (const m of conf.undecided) warnings.push(`${alias}: ${m} cannot be decided by Shoal (it runs no commands from ssh config); that block's options were not applied.`);
   return {
     host: {
       alias,
       address: conf.hostName,
       port: conf.port,
       user: conf.user,
-      identityFiles: conf.identityFiles,
-      useAgent: conf.useAgent,
+      ...agentFields(conf),
       jump: resolveJumpChain(directives, conf.proxyJump, [alias]),
     },
     warnings,

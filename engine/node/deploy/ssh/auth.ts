@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { utils, type AnyAuthMethod, type AuthHandlerMiddleware, type ParsedKey } from 'ssh2';
 import { expandHome } from '../../hosts/configDir.js';
 import type { SshEndpoint } from '../../hosts/host.js';
+import { agentSocket, describeKey, publicBlobOf, SelectedAgentKeys } from './agentKeys.js';
 
 /** Asks the user for the passphrase of an encrypted key; undefined = no passphrase (skip the key). */
 export type PassphrasePrompt = (keyPath: string) => Promise<string | undefined> | string | undefined;
@@ -12,22 +13,28 @@ export type PassphrasePrompt = (keyPath: string) => Promise<string | undefined> 
 const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
 
 /**
- * The authentication methods for one endpoint, in OpenSSH's order: ssh-agent keys, then each identity
- * file. Key files are read only when their turn comes, so a passphrase is asked for only when the agent
- * did not already succeed. Passphrases live in this closure for one attempt and are never logged.
+ * The authentication methods for one endpoint, in OpenSSH's order: ssh-agent keys (IdentityAgent, else
+ * $SSH_AUTH_SOCK; with IdentitiesOnly only those of the identity files), then each identity file. Key
+ * files are read only when their turn comes, so a passphrase is asked for only when the agent did not
+ * already succeed. Passphrases live in this closure for one attempt and are never logged. `tried`
+ * names every key offered, for the message when the server refuses them all.
  */
 export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): { handler: AuthHandlerMiddleware; tried: () => string } {
   const notes: string[] = [];
   const steps: Array<() => Promise<AnyAuthMethod | undefined>> = [];
-  const agent = process.env.SSH_AUTH_SOCK;
-  if (e.useAgent !== false && agent) {
-    steps.push(async () => {
-      notes.push('ssh-agent keys');
-      return { type: 'agent', username: e.user, agent };
-    });
-  }
   const explicit = e.identityFiles.length > 0;
   const files = explicit ? e.identityFiles.map(expandHome) : DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)).filter((f) => existsSync(f));
+  const socket = agentSocket(e.identityAgent, e.useAgent);
+  if (socket) {
+    // IdentitiesOnly: the agent may sign only for the configured keys (found by their public halves).
+    const only = e.identitiesOnly ? files.flatMap((f) => publicBlobOf(f) ?? []) : undefined;
+    const agent = new SelectedAgentKeys(socket, only, (keys, held) => {
+      const which = keys.length > 0 ? keys.map(describeKey).join(', ') : 'none';
+      const of = only ? ` of the ${held} it holds (IdentitiesOnly)` : '';
+      notes.push(`ssh-agent ${socket}: ${which}${of}`);
+    });
+    steps.push(async () => ({ type: 'agent', username: e.user, agent }));
+  }
   for (const file of files) {
     steps.push(async () => {
       const key = await loadKey(file, passphrase, notes);
@@ -45,7 +52,7 @@ export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): {
       callback(false as unknown as AnyAuthMethod);
     })();
   };
-  const tried = () => (notes.length > 0 ? notes.join(', ') : explicit ? 'no usable key' : 'no key: none given, no ~/.ssh/id_* and no ssh-agent');
+  const tried = () => (notes.length > 0 ? notes.join('; ') : explicit ? 'no usable key' : 'no key: none given, no ~/.ssh/id_* and no ssh-agent');
   return { handler, tried };
 }
 

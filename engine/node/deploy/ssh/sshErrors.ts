@@ -49,10 +49,19 @@ export function explainSocketError(err: Error & { code?: string; level?: string 
     case 'EAI_AGAIN':
       return new SshConnectError('dns', `Cannot resolve the host name "${e.address}" (${err.code}). Check the address, or your DNS / ssh config.`, where);
   }
+  // OpenSSH's server disconnects with this once MaxAuthTries keys were refused: an authentication
+  // failure (usually an agent holding many keys), not a network one.
+  if (/too many authentication failures/i.test(err.message))
+    return new SshConnectError(
+      'auth',
+      `${where} refused every key offered for user "${e.user}" and closed the connection after too many attempts ("${err.message}": the server's MaxAuthTries). Offered: ${keysTried}. ` +
+        `An ssh-agent offers all the keys it holds unless the host has "IdentitiesOnly yes": check IdentityFile/IdentitiesOnly for this host in ~/.ssh/config (or the cluster's identity file), or remove keys from the agent (ssh-add -d).`,
+      where,
+    );
   if (err.level === 'client-authentication')
     return new SshConnectError(
       'auth',
-      `${where} refused authentication for user "${e.user}" (tried ${keysTried}). Check that the public key is in ~${e.user}/.ssh/authorized_keys on the host, that the user name is right, or that ssh-agent holds the key (ssh-add -l).`,
+      `${where} refused the keys offered for user "${e.user}" (offered: ${keysTried}). Check IdentityFile/IdentitiesOnly for this host in ~/.ssh/config (or the cluster's identity file), that the public key is in ~${e.user}/.ssh/authorized_keys on the host, that the user name is right, or that ssh-agent holds the key (ssh-add -l).`,
       where,
     );
   return new SshConnectError('protocol', `SSH to ${at} failed: ${err.message}.`, where);
