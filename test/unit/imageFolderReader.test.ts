@@ -106,4 +106,23 @@ describe('image folder reader', () => {
     const data = openImageFolder(bad, { format: 'images', source: bad }, model(2, 2, 3), 1);
     expect(() => data.train.gather(['img'], [0])).toThrow(/fake\.jpg: cannot decode this PNG .*corrupt or truncated/);
   });
+
+  it('a root with train/ and val/ class folders is a split made by hand: val/ is the validation set, labelled by train/\'s classes', () => {
+    const split = join(root, 'split');
+    for (const [part, c, names] of [['train', 'cat', ['1', '2']], ['train', 'dog', ['3']], ['train', 'eel', ['4']], ['val', 'dog', ['5', '6']]] as const) {
+      mkdirSync(join(split, part, c), { recursive: true });
+      for (const n of names) png(join(split, part, c, `${n}.png`), 2, 2, () => [Number(n) * 10, 0, 0]);
+    }
+    expect(isImageFolder(split)).toBe(true);
+    const data = openImageFolder(split, { format: 'images', source: split }, model(2, 2, 3), 1);
+    expect(data.classes).toEqual({ cls: ['cat', 'dog', 'eel'] });
+    expect([data.train.size, data.validation.size]).toEqual([4, 2]);
+    expect([...data.validation.gather(['cls'], [0, 1])]).toEqual([1, 1]);
+    expect(data.validation.gather(['img'], [1])[0]).toBeCloseTo(60 / 255, 5);
+    expect(data.describe).toMatch(/train 4 from train\/, validation 2 from val\//);
+    expect(() => openImageFolder(split, { format: 'images', source: split, validationSplit: 0.2 }, model(2, 2, 3), 1)).toThrow(/has its own validation folder .*drop the split/);
+    mkdirSync(join(split, 'val', 'fox'));
+    png(join(split, 'val', 'fox', 'f.png'), 2, 2, () => [0, 0, 0]);
+    expect(() => openImageFolder(split, { format: 'images', source: split }, model(2, 2, 3), 1)).toThrow(/class folder "fox" is not among the training classes \(cat, dog, eel\)/);
+  });
 });

@@ -1,7 +1,8 @@
 /**
  * A folder of images sorted into class folders, `root/<class>/*.png|jpg`, as Keras's
  * image_dataset_from_directory reads it: classes sorted by name are the label ids, files sorted by name
- * within a class. Each image is decoded when a batch asks for it, resized to the model's input and
+ * within a class. A root holding `train/` and `val/` (or `validation/`), each with the class folders,
+ * is a split made by hand: `val/` is the validation set and its classes must be among `train/`'s. Each image is decoded when a batch asks for it, resized to the model's input and
  * scaled to [0, 1] (or kept 0–255 with `"pixels": "byte"`). Before anything trains every file's first
  * bytes are checked (PNG or JPEG) and the class count against the model's output.
  */
@@ -9,7 +10,7 @@ import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, s
 import { join } from 'node:path';
 import type { DatasetDescription } from '../../data/datasetDescription.js';
 import type { ModelArrays } from '../../data/modelArrays.js';
-import { type Dataset, type RowSource, rowSizeOf } from './dataset.js';
+import { type Dataset, type RowSource, rowSizeOf, splitOf } from './dataset.js';
 import { decodeImage, imageKindOf, resizeInto } from './imageDecode.js';
 import { heldOutSplits } from './heldOut.js';
 import { normalizer } from './feeds.js';
@@ -23,10 +24,11 @@ export interface ImageFolderDataset extends Dataset {
   classes: Record<string, string[]>;
 }
 
-/** Whether a folder looks like class folders of images (as opposed to a folder of .npy files). */
+/** Whether a folder looks like class folders of images, or `train/` of them (as opposed to a folder of .npy files). */
 export function isImageFolder(dir: string): boolean {
-  const subdirs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.'));
-  return subdirs.some((d) => readdirSync(join(dir, d.name)).some((f) => IMAGE.test(f)));
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) return false;
+  const subdirs = subfolders(dir);
+  return subdirs.some((d) => readdirSync(join(dir, d)).some((f) => IMAGE.test(f))) || (subdirs.includes('train') && isImageFolder(join(dir, 'train')));
 }
 
 export function openImageFolder(dir: string, description: DatasetDescription, arrays: ModelArrays, seed: number): ImageFolderDataset {
@@ -35,19 +37,16 @@ export function openImageFolder(dir: string, description: DatasetDescription, ar
     throw new Error(`Image folder ${dir}: images feed a model with one input and one output; this model has ${arrays.inputs.length} inputs and ${arrays.targets.length} outputs.`);
   }
   const input = arrays.inputs[0], target = arrays.targets[0];
-  const classes = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+  const valDir = VALIDATION_FOLDERS.map((name) => join(dir, name)).find((d) => isImageFolder(d));
+  const trainDir = valDir && isImageFolder(join(dir, 'train')) ? join(dir, 'train') : dir;
+  const classes = subfolders(trainDir);
   if (!classes.length) throw new Error(`Image folder ${dir}: no class folders. Lay it out as ${dir}/<class name>/<image>.png (or .jpg), one folder per class.`);
-  const files: string[] = [];
-  const labels: number[] = [];
-  classes.forEach((name, k) => {
-    for (const f of readdirSync(join(dir, name)).filter((f) => IMAGE.test(f) && !f.startsWith('.')).sort()) {
-      files.push(join(dir, name, f));
-      labels.push(k);
-    }
-  });
-  if (!files.length) throw new Error(`Image folder ${dir}: the class folders (${classes.join(', ')}) hold no .png or .jpg files.`);
+  const { files, labels } = imagesOf(trainDir, classes, classes);
+  if (!files.length) throw new Error(`Image folder ${trainDir}: the class folders (${classes.join(', ')}) hold no .png or .jpg files.`);
+  const held = trainDir !== dir ? imagesOf(valDir!, subfolders(valDir!), classes) : null;
+  if (held && description.validationSplit !== undefined) throw new Error(`Image folder ${dir}: it has its own validation folder (${valDir}), so a validation split of ${description.validationSplit} would hold out a second set; drop the split, or merge ${valDir} into train/.`);
   const head = Buffer.alloc(4);
-  for (const f of files) {
+  for (const f of [...files, ...(held?.files ?? [])]) {
     const fd = openSync(f, 'r');
     try {
       if (readSync(fd, head, 0, 4, 0) < 4 || !imageKindOf(head)) throw new Error(`${f}: not a PNG or JPEG file (by its first bytes), though its name says so. Re-export it or remove it.`);
@@ -76,26 +75,31 @@ export function openImageFolder(dir: string, description: DatasetDescription, ar
   classes.forEach((c, k) => stats.add(String(k), k));
   const enc = targetEncoding(target, stats.finish(), `Image folder ${dir}`, description.preprocessing?.labels, 'class');
 
-  const pixels: RowSource = {
-    rowSize: height * width * channels,
-    readRows(rows, out, offset, stride) {
-      for (let r = 0; r < rows.length; r++) {
-        const path = files[rows[r]];
-        let bytes: Buffer;
-        try { bytes = readFileSync(path); } catch (err) { throw new Error(`${path}: cannot read (${(err as Error).message}); was it moved under the run? Put it back and resume.`); }
-        const at = offset + r * stride;
-        resizeInto(decodeImage(path, bytes), height, width, channels, scale, out, at);
-        if (norm) for (let i = 0; i < height * width * channels; i++) out[at + i] = norm(out[at + i], i % channels);
-      }
-    },
+  const sources = (paths: string[], ids: number[]): Map<string, RowSource> => {
+    const pixels: RowSource = {
+      rowSize: height * width * channels,
+      readRows(rows, out, offset, stride) {
+        for (let r = 0; r < rows.length; r++) {
+          const path = paths[rows[r]];
+          let bytes: Buffer;
+          try { bytes = readFileSync(path); } catch (err) { throw new Error(`${path}: cannot read (${(err as Error).message}); was it moved under the run? Put it back and resume.`); }
+          const at = offset + r * stride;
+          resizeInto(decodeImage(path, bytes), height, width, channels, scale, out, at);
+          if (norm) for (let i = 0; i < height * width * channels; i++) out[at + i] = norm(out[at + i], i % channels);
+        }
+      },
+    };
+    const label: RowSource = {
+      rowSize: enc.rowSize,
+      readRows(rows, out, offset, stride) {
+        for (let r = 0; r < rows.length; r++) enc.write(ids[rows[r]], out, offset + r * stride, () => paths[rows[r]]);
+      },
+    };
+    return new Map([[input.name, pixels], [target.name, label]]);
   };
-  const label: RowSource = {
-    rowSize: enc.rowSize,
-    readRows(rows, out, offset, stride) {
-      for (let r = 0; r < rows.length; r++) enc.write(labels[rows[r]], out, offset + r * stride, () => files[rows[r]]);
-    },
-  };
-  const splits = heldOutSplits(`Image folder ${dir}`, files.length, new Map([[input.name, pixels], [target.name, label]]), description.validationSplit, seed);
+  const splits = held
+    ? { train: splitOf(`${trainDir} train`, files.length, sources(files, labels)), validation: splitOf(`${valDir} validation`, held.files.length, sources(held.files, held.labels)), note: `train ${files.length} from train/, validation ${held.files.length} from ${valDir!.slice(dir.length + 1)}/` }
+    : heldOutSplits(`Image folder ${dir}`, files.length, sources(files, labels), description.validationSplit, seed);
   const perClass = classes.map((c, k) => `${c} ${labels.filter((l) => l === k).length}`).join(', ');
   return {
     describe: `image folder ${dir} (${splits.note}; ${classes.length} classes: ${perClass}; ${height}×${width}×${channels}, pixels ${scale === 1 ? '0–255' : '0–1'})`,
@@ -105,4 +109,26 @@ export function openImageFolder(dir: string, description: DatasetDescription, ar
     classes: { [target.name]: classes },
     close: () => undefined,
   };
+}
+
+/** The folders a hand-made validation split may be called, beside `train/`. */
+const VALIDATION_FOLDERS = ['val', 'validation'];
+
+function subfolders(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
+}
+
+/** The images of `dir`'s class folders `present`, labelled by their index in `classes` (train's, sorted). */
+function imagesOf(dir: string, present: string[], classes: string[]): { files: string[]; labels: number[] } {
+  const files: string[] = [];
+  const labels: number[] = [];
+  for (const name of present) {
+    const k = classes.indexOf(name);
+    if (k < 0) throw new Error(`Image folder ${dir}: class folder "${name}" is not among the training classes (${classes.join(', ')}); rename it to one of them or add it to train/.`);
+    for (const f of readdirSync(join(dir, name)).filter((f) => IMAGE.test(f) && !f.startsWith('.')).sort()) {
+      files.push(join(dir, name, f));
+      labels.push(k);
+    }
+  }
+  return { files, labels };
 }
