@@ -217,14 +217,19 @@ function readLocal(path: string, position: number, length: number): Buffer {
   }
 }
 
-/** Progress in MiB, a line per tenth of the payload: finer steps would flood a many-host deploy's log. */
+/**
+ * Progress in MiB, a line per tenth of the payload or every 5 s, whichever comes first: finer steps would
+ * flood a many-host deploy's log, coarser ones leave a big upload silent for minutes.
+ */
 function reporter(total: number, onProgress: (detail: string) => void): (bytes: number) => void {
   let reported = -1;
+  let at = Date.now();
   return (bytes) => {
     const tenth = Math.floor((10 * bytes) / Math.max(1, total));
-    if (tenth === reported) return;
+    if (tenth === reported && Date.now() - at < 5_000) return;
     reported = tenth;
-    onProgress(`uploading ${mib(bytes)} of ${mib(total)} MiB (${tenth * 10}%)`);
+    at = Date.now();
+    onProgress(`uploading ${mib(bytes)} of ${mib(total)} MiB (${Math.floor((100 * bytes) / Math.max(1, total))}%)`);
   };
 }
 
