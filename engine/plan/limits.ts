@@ -6,8 +6,11 @@
  * sit far above any cluster or model Shoal trains today; README.md's "Limits" lists them.
  */
 export const LIMITS = {
-  /** Devices a cluster spec may describe, and agents (ranks) a plan may use. */
-  devices: 4096,
+  /**
+   * Devices a cluster spec may describe, and agents (ranks) a plan may use. The plan search grows
+   * faster than linearly with devices: 1,024 on one host take seconds, 4,096 minutes.
+   */
+  devices: 1024,
   /** Pipeline stages of one plan. */
   stages: 1024,
   /** Layers of one model after nested sub-models are expanded, and layer ids one plan may name. */

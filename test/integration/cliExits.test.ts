@@ -70,7 +70,7 @@ describe('shoal exits non-zero with the reason', () => {
     const cluster = file('big.json', { name: 'big', hosts: [{ name: 'a', devices: [{ preset: 'cpu-core', count: 1e9 }] }], links: { intraHost: { alpha: 1e-5, beta: 1e9 } } });
     const run = shoal(['plan', '--model', 'mlp', '--cluster', cluster]);
     expect(run.code).toBe(1);
-    expect(run.err).toContain('at most 4096 devices');
+    expect(run.err).toContain('at most 1024 devices');
   });
 
   it('learning rate 1e30: the run stops at the step the loss went non-finite, exit 1', () => {

@@ -122,16 +122,16 @@ const models: unknown[] = [
 function structuredPlan(r: Rand): unknown {
   const plan = clone(pick(r, plans)) as Record<string, unknown> & { stages: Record<string, unknown>[] };
   const attack = Math.floor(r() * 5);
-  if (attack === 0) plan.stages[0].dataParallel = pick(r, [2 ** 31, 1e6, 4097, 4096, 3]);
+  if (attack === 0) plan.stages[0].dataParallel = pick(r, [2 ** 31, 1e6, 1025, 1024, 3]);
   else if (attack === 1) plan.stages = new Array(pick(r, [1025, 10_000, 1_450_000])).fill({ layers: ['dense_1'], dataParallel: 1 });
-  else if (attack === 2) plan.stages.forEach((s) => (s.tensorParallel = pick(r, [64, 4096, 2 ** 20])));
+  else if (attack === 2) plan.stages.forEach((s) => (s.tensorParallel = pick(r, [64, 1024, 2 ** 20])));
   else if (attack === 3) plan.microBatches = pick(r, [65_537, 2 ** 31, 1e9]);
   else plan.virtualNodes = { total: pick(r, [1e6, 2 ** 31]), perReplica: new Array(pick(r, [10, 5000])).fill(1) };
   return plan;
 }
 
 function structuredCluster(r: Rand): unknown {
-  const count = pick(r, [10_000, 1e6, 1e9, 4096, 2 ** 31]);
+  const count = pick(r, [10_000, 1e6, 1e9, 1024, 2 ** 31]);
   const hosts = pick(r, [1, 2, 50, 5000]);
   return { name: 'x', hosts: Array.from({ length: hosts }, (_, h) => ({ name: `h${h}`, devices: [{ preset: 'cpu-core', count }] })), links: { intraHost: { alpha: 1e-5, beta: 1e9 }, interHost: { alpha: 1e-5, beta: 1e9 } } };
 }
@@ -154,7 +154,7 @@ function runCase(kind: 'plan' | 'cluster' | 'model', input: unknown): 'accepted'
     }
     if (kind === 'cluster') {
       const spec: ClusterSpec = parseClusterSpec(input);
-      expect(spec.devices.length).toBeLessThanOrEqual(4096);
+      expect(spec.devices.length).toBeLessThanOrEqual(1024);
       return 'accepted';
     }
     const { graph, diagnostics } = importKerasModel(input);
