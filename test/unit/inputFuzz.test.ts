@@ -137,7 +137,7 @@ function structuredCluster(r: Rand): unknown {
 }
 
 function structuredModel(r: Rand): unknown {
-  return pick(r, [() => nestedTwice(pick(r, [3, 6, 9, 12, 16])), () => ({ modelTopology: { class_name: 'Sequential', config: { layers: deepList(5000) } } })])();
+  return pick(r, [() => nestedTwice(pick(r, [3, 6, 9, 11, 12, 13, 15])), () => ({ modelTopology: { class_name: 'Sequential', config: { layers: deepList(5000) } } })])();
 }
 
 const coded = (d: Diagnostic) => typeof d.code === 'string' && /^[a-z][a-z0-9-]+$/.test(d.code) && d.message.length > 0;
