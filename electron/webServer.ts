@@ -33,8 +33,13 @@ export interface RunningShell {
 
 const digest = (text: string) => createHash('sha256').update(text, 'utf8').digest();
 
-/** What a socket may send before it has presented the access token: nothing unauthenticated costs more. */
-export const UNAUTHENTICATED_MAX_BYTES = 1 << 20;
+/**
+ * What a socket may send before it has presented the access token (the auth message is ~100 bytes):
+ * nothing unauthenticated costs more. The same rule as the job's wire (engine/wire/handshake.ts).
+ */
+export const UNAUTHENTICATED_MAX_BYTES = 4096;
+/** Sockets that may be waiting to present the token at once; more are refused at the upgrade (503). */
+export const MAX_UNAUTHENTICATED_SOCKETS = 64;
 
 /**
  * Raise an authenticated socket's message limit to a model import's. ws takes one maxPayload per server
@@ -99,11 +104,23 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
     if (req.headers.origin !== origin || req.headers.host !== ownHost) {
       return refuseUpgrade(socket, 403, 'Forbidden');
     }
+    if (unauthenticated >= MAX_UNAUTHENTICATED_SOCKETS) {
+      console.error(`shoal: refused a studio socket from ${req.socket.remoteAddress}:${req.socket.remotePort}: ${unauthenticated} sockets are already waiting to present the access token.`);
+      return refuseUpgrade(socket, 503, 'Too many sockets waiting for authentication');
+    }
     wss.handleUpgrade(req, socket, head, (ws) => attach(ws));
   });
 
+  let unauthenticated = 0;
   const attach = (ws: WebSocket) => {
     let unsubscribe: (() => void) | undefined;
+    // Counted until the token is presented or the socket closes, whichever comes first.
+    unauthenticated++;
+    let counted = true;
+    const leaveWaiting = () => {
+      if (counted) unauthenticated--;
+      counted = false;
+    };
     const send = (message: RpcServerMessage | WsReadyMessage) => {
       if (ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(message));
     };
@@ -112,6 +129,7 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
     // without a listener would end the studio process instead.
     ws.on('error', () => ws.terminate());
     ws.on('close', () => {
+      leaveWaiting();
       clearTimeout(timer);
       unsubscribe?.();
     });
@@ -129,6 +147,7 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
           return ws.close(WS_CLOSE.unauthorized, 'Access token missing or wrong: open the URL the studio printed.');
         }
         clearTimeout(timer);
+        leaveWaiting();
         allowLargeMessages(ws);
         unsubscribe = options.service.onJobEvent((jobId, event) => send({ kind: 'event', jobId, event }));
         return send({ kind: 'ready', shell: 'web' });
