@@ -89,6 +89,14 @@ describe('dataFiles', () => {
     writeFileSync(join(images, 'README.md'), 'x');
     expect(dataFiles({ kind: 'dataset', dataset: { format: 'images', source: images } })!.relatives).toEqual(['cat/a.png', 'cat/b.JPG', 'dog/c.jpeg']);
 
+    // A split made by hand: train/<class>/ and val/<class>/.
+    const split = join(root, 'split');
+    for (const f of ['train/cat/a.png', 'train/dog/b.png', 'val/cat/c.png', 'val/.x/d.png']) {
+      mkdirSync(join(split, f, '..'), { recursive: true });
+      writeFileSync(join(split, f), 'x');
+    }
+    expect(dataFiles({ kind: 'dataset', dataset: { format: 'images', source: split } })!.relatives).toEqual(['train/cat/a.png', 'train/dog/b.png', 'val/cat/c.png']);
+
     const npy = join(root, 'npy');
     mkdirSync(join(npy, 'val'), { recursive: true });
     for (const f of ['x.npy', 'y.npy', 'val/x.npy', 'val/y.npy', 'notes.txt']) writeFileSync(join(npy, f), 'x');

@@ -57,18 +57,30 @@ function npyFiles(dir: string): string[] {
   return [...list(''), ...val];
 }
 
-/** `<class>/<image>` for every class folder (names not starting with a dot) and image in it. */
+/**
+ * `<class>/<image>` for every class folder (names not starting with a dot) and image in it, and
+ * `<split>/<class>/<image>` for a split made by hand (`train/` beside `val/` or `validation/`).
+ */
 function imageFiles(dir: string): string[] {
-  const classes = readdirSync(dir, { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
-    .map((e) => e.name)
-    .sort();
-  return classes.flatMap((c) =>
-    readdirSync(join(dir, c))
-      .filter((f) => IMAGE.test(f) && !f.startsWith('.'))
+  const classImages = (sub: string) =>
+    readdirSync(join(dir, sub), { withFileTypes: true })
+      .filter((e) => e.isDirectory() && !e.name.startsWith('.'))
+      .map((e) => e.name)
       .sort()
-      .map((f) => `${c}/${f}`),
-  );
+      .flatMap((c) =>
+        readdirSync(join(dir, sub, c))
+          .filter((f) => IMAGE.test(f) && !f.startsWith('.'))
+          .sort()
+          .map((f) => (sub ? `${sub}/${c}/${f}` : `${c}/${f}`)),
+      );
+  const splits = ['train', 'val', 'validation'].filter((s) => {
+    try {
+      return statSync(join(dir, s)).isDirectory();
+    } catch {
+      return false;
+    }
+  });
+  return [...classImages(''), ...splits.flatMap(classImages)];
 }
 
 /**
