@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { addMergeableSums, CONFUSION_MATRIX_MAX_CLASSES, type ConfusionSums } from '../../engine/protocol/evaluation.js';
+import { addMergeableSums, CONFUSION_MATRIX_MAX_CLASSES, PER_CLASS_MAX_CLASSES, type ConfusionSums } from '../../engine/protocol/evaluation.js';
 import { isAccuracy, type EvalMetric } from '../../engine/model/evalMetrics.js';
 import type { OutputLoss } from '../../engine/model/trainingSpec.js';
 import { correctCount, lossSum } from './losses.js';
@@ -84,6 +84,7 @@ function classPairs(spec: OutputLoss, output: tf.Tensor, target: tf.Tensor): { p
 
 export function confusionSums(spec: OutputLoss, output: tf.Tensor, target: tf.Tensor): ConfusionSums | undefined {
   if (spec.metric === null) return undefined;
+  if ((output.shape[output.shape.length - 1] ?? 1) > PER_CLASS_MAX_CLASSES) return undefined;
   const pairs = classPairs(spec, output, target);
   if (!pairs) return undefined;
   const { predicted, truth, classes } = pairs;

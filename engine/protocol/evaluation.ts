@@ -7,6 +7,8 @@ import { z } from 'zod';
 
 /** Classes beyond this many are not drawn as a full matrix (per-class accuracy is still given). */
 export const CONFUSION_MATRIX_MAX_CLASSES = 100;
+/** Beyond this many classes (a language model's vocabulary) no class counts are kept at all: they would outweigh the result. */
+export const PER_CLASS_MAX_CLASSES = 10_000;
 
 /** One metric's share of the validation set: its value is `sum / count`. */
 export const MetricSumSchema = z.object({ sum: z.number(), count: z.number() });

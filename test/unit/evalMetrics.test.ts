@@ -98,6 +98,8 @@ describe('evalSums', () => {
     expect(named.perClassAccuracy[7]).toBe(0);
     expect(named.perClassAccuracy[0]).toBeNull();
     expect(named.note).toMatch(/200 classes: the matrix is kept for at most 100/);
+    const vocabulary = tidily(() => confusionSums(sparse, tf.zeros([2, 10_001]), tf.tensor1d([1, 2])));
+    expect(vocabulary).toBeUndefined();
   });
 
   it('counts a one-value binary output as two classes, thresholding logits at 0', () => {
