@@ -90,6 +90,45 @@ describe('elastic data parallelism with virtual nodes', () => {
     expectExact(params);
   });
 
+  it('two agents SIGKILLed at once: the job goes on with the 2 left, parameters equal an uninterrupted run', async () => {
+    let killed = false;
+    const { events, params } = await run('double-kill', plan, 4, (e, _job, all) => {
+      if (!killed && e.type === 'step' && e.step === 4) {
+        killed = true;
+        process.kill(pidOf(all, 1), 'SIGKILL');
+        process.kill(pidOf(all, 2), 'SIGKILL');
+      }
+    });
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    const changes = generations(events);
+    expect(changes[0].agents).toHaveLength(4);
+    expect(changes.at(-1)!.agents).toHaveLength(2);
+    expect(changes.at(-1)!.agents.map((a) => a.virtualNodes)).toEqual([4, 4]);
+    expectExact(params);
+  });
+
+  it('an agent lost while the job recovers from another loss: it goes on with those left', async () => {
+    let first = false;
+    let second = false;
+    const { events, params } = await run('loss-in-recovery', plan, 4, (e, _job, all) => {
+      if (!first && e.type === 'step' && e.step === 4) {
+        first = true;
+        process.kill(pidOf(all, 3), 'SIGKILL');
+      }
+      // The coordinator's first word on the loss: it is rescuing the survivors now.
+      if (first && !second && e.type === 'log' && /Discarding step \d+ and going on with 3 agent/.test(e.message)) {
+        second = true;
+        process.kill(pidOf(all, 0), 'SIGKILL');
+      }
+    });
+    expect(second).toBe(true);
+    expect(events.at(-1)?.type).toBe('final');
+    expectEveryStepOnce(events);
+    expect(generations(events).at(-1)!.agents).toHaveLength(2);
+    expectExact(params);
+  });
+
   it('an agent that stops answering (SIGSTOP) is fenced after the heartbeat timeout and the job goes on', async () => {
     let stopped = false;
     const { events, params } = await run('sigstop', plan, 4, (e, _job, all) => {
