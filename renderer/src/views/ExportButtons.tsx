@@ -11,7 +11,7 @@ export function ExportButtons({ job }: { job: JobView }) {
         type="button"
         data-testid="export-csv"
         disabled={metrics.steps.length === 0 && metrics.evalSteps.length === 0}
-        title="Every step's loss, throughput and step time, with the test accuracy where it was evaluated"
+        title="Every step's loss, throughput and step time, with the validation accuracy where it was evaluated"
         onClick={() => downloadText(exportName(job.model, job.id, 'metrics', 'csv'), metricsCsv(metrics), 'text/csv')}
       >
         Export CSV

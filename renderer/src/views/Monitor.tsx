@@ -14,7 +14,7 @@ const formatPercent = (v: number) => `${v.toFixed(1)}%`;
 const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0));
 
 /**
- * The current job live: alerts, loss per step, test accuracy per evaluation, throughput, per-agent
+ * The current job live: alerts, loss per step, validation accuracy per evaluation, throughput, per-agent
  * utilization and memory, the merged timeline of all ranks against the plan's, and exports.
  */
 export function Monitor() {
@@ -47,7 +47,7 @@ export function Monitor() {
       <div className="monitor__charts">
         <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} markers={metrics.markers} />
         <LineChart
-          title="Test accuracy"
+          title="Validation accuracy"
           testId="accuracy-chart"
           x={metrics?.evalSteps ?? []}
           y={metrics?.accuracy ?? []}
