@@ -61,6 +61,7 @@ describe('plan limits', () => {
     expect(found[2].message).toContain('did you mean gradientClipNorm?');
     expect(found[0].message).toContain('did you mean dataParallel?');
     expect(planCodes({ ...valid(), colour: 'red' })[0].message).not.toContain('did you mean');
+    expect(planCodes({ ...valid(), sharding: { dense_1: { wieght: 'S(1)' } } })[0].message).toBe('Unknown field "wieght" at sharding.dense_1.wieght (did you mean weight?).');
   });
 
   it('says what is wrong with 1e400 (Infinity) instead of "expected number, received number"', () => {
