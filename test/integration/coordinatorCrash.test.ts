@@ -25,7 +25,7 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number, jobPlan = plan, steps = K): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
+async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, restarts?: number, jobPlan = plan, steps = K, heartbeatTimeoutSec?: number): Promise<{ events: JobEvent[]; dir: string; error?: Error }> {
   const events: JobEvent[] = [];
   const dir = join(root, tag);
   const job: LocalJob = new LocalJob({
@@ -39,6 +39,7 @@ async function run(tag: string, during: (e: JobEvent, job: LocalJob) => void, re
     profile: false,
     timelineEverySteps: 0,
     coordinatorRestarts: restarts,
+    heartbeatTimeoutSec,
     onEvent: (e) => {
       events.push(e);
       during(e, job);
@@ -125,6 +126,31 @@ describe('a crashed coordinator', () => {
     const params = readParams(join(dir, 'checkpoints'));
     // Two replicas sum their gradients in another order than one process: equal up to rounding.
     for (const [name, values] of reference) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
+  });
+
+  it('a coordinator paused (SIGSTOP) for longer than its heartbeat timeout resumes the job: its own pause is not counted against the agents', async () => {
+    let paused = false;
+    const { events, dir, error } = await run(
+      'paused',
+      (e, job) => {
+        if (!paused && e.type === 'step' && e.step === 5) {
+          paused = true;
+          const pid = job.coordinatorPid!;
+          process.kill(pid, 'SIGSTOP');
+          setTimeout(() => process.kill(pid, 'SIGCONT'), 16_000);
+        }
+      },
+      undefined,
+      plan,
+      K,
+      10,
+    );
+    expect(error).toBeUndefined();
+    expect(paused).toBe(true);
+    expect(events.some((e) => e.type === 'log' && /stopped answering|fenced/.test(e.message)), 'no agent was fenced').toBe(false);
+    expect(events.filter((e) => e.type === 'membership')).toHaveLength(1);
+    const params = readParams(join(dir, 'checkpoints'));
+    for (const [name, values] of uninterrupted) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-6);
   });
 
   it('with restarts turned off, the crash fails the job with a message that says so', async () => {

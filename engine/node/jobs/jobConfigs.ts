@@ -35,11 +35,13 @@ export interface CoordinatorTuning {
   profileFull?: boolean;
   /** Emit the measured timeline of every this many steps (default 10; 0 = never). */
   timelineEverySteps?: number;
+  /** Fence an agent silent this long (default HEARTBEAT_TIMEOUT_SEC, engine/plan/runtimeConstants.ts). */
+  heartbeatTimeoutSec?: number;
 }
 
 /** The tuning knobs of a larger set of options (LocalJob's), and nothing else. */
-export function tuningOf({ syntheticStageMs, rebalance, overlapGradients, profile, profileBatches, profileRepeats, profileFull, timelineEverySteps }: CoordinatorTuning): CoordinatorTuning {
-  return { syntheticStageMs, rebalance, overlapGradients, profile, profileBatches, profileRepeats, profileFull, timelineEverySteps };
+export function tuningOf({ syntheticStageMs, rebalance, overlapGradients, profile, profileBatches, profileRepeats, profileFull, timelineEverySteps, heartbeatTimeoutSec }: CoordinatorTuning): CoordinatorTuning {
+  return { syntheticStageMs, rebalance, overlapGradients, profile, profileBatches, profileRepeats, profileFull, timelineEverySteps, heartbeatTimeoutSec };
 }
 
 /** What a job trains, for how long, and from where: the part of its coordinator's config that does not depend on where it runs. */
