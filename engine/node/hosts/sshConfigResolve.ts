@@ -110,7 +110,7 @@ export function resolveJumpChain(directives: ConfigDirective[], proxyJump: strin
       // What the ProxyJump spec says explicitly beats the hop's own config.
       port: /:\d+$/.test(spec) ? given.port : conf.port,
       user: spec.includes('@') ? given.user : conf.user,
-      ...agentFields(conf),
+      ...hopAgentFields(conf),
     });
   }
   return hops;
@@ -124,6 +124,12 @@ function agentFields(conf: ResolvedSshConfig): Pick<SshHost, 'identityFiles' | '
     ...(conf.identitiesOnly ? { identitiesOnly: true } : {}),
     ...(conf.identityAgent ? { identityAgent: conf.identityAgent } : {}),
   };
+}
+
+/** The same for a jump hop, which uses the agent unless told not to (stored only when it is not). */
+function hopAgentFields(conf: ResolvedSshConfig): Omit<JumpHop, 'address' | 'port' | 'user'> {
+  const { useAgent, ...rest } = agentFields(conf);
+  return useAgent ? rest : { ...rest, useAgent: false };
 }
 
 /** An SshHost for the config name `alias`, with warnings for what Shoal cannot honour. */
