@@ -6,6 +6,9 @@ import { runAgent } from './runtime/agentProcess.js';
  * Configuration (and the job secret) arrive on standard input.
  */
 const role = process.argv[2];
+// A terminal's Ctrl-C reaches the whole process group, these supervised children of `shoal train`
+// too: the job's owner answers it (a checkpoint, then a stop) and ends them itself, by SIGTERM.
+if (process.env.SHOAL_SUPERVISED === '1') process.on('SIGINT', () => {});
 const main = role === 'agent' ? runAgent : role === 'coordinator' ? runCoordinator : null;
 if (!main) {
   process.stderr.write(`usage: shoal-agent agent|coordinator   (configuration as one JSON line on stdin; started by Shoal)\n`);

@@ -1,5 +1,5 @@
-import { mkdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { Plan } from '../../engine/plan/plan.js';
 import { readCheckpoint, writeCheckpoint, type CheckpointHeader } from '../../engine/wire/checkpointFile.js';
 import { checkpointFilesIn, checkpointName } from '../../engine/wire/checkpointFolder.js';
@@ -21,6 +21,9 @@ export function saveCheckpoint(dir: string, state: JobState, meta: { jobId: stri
     optimizer: { kind: meta.plan.optimizer.kind, step: state.optimizerStep },
     tensors: state.tensors,
   };
+  // The checkpoints folder may be made again, but never its run folder: one that vanished while the
+  // job ran is reported (the write fails naming it), not silently recreated empty.
+  if (!existsSync(dirname(resolve(dir)))) throw new Error(`Cannot write checkpoint ${join(dir, checkpointName(meta.step))}: the run folder ${dirname(resolve(dir))} no longer exists (was it deleted?).`);
   mkdirSync(dir, { recursive: true });
   const file = join(dir, checkpointName(meta.step));
   const bytes = writeCheckpoint(file, header, state.body);

@@ -31,7 +31,8 @@ export async function runCoordinator(): Promise<void> {
   if (isLinkSurveyConfig(raw)) return runLinkSurvey(parseConfig(LinkSurveyConfigSchema, raw, 'coordinator'));
   const config = parseConfig(CoordinatorConfigSchema, raw, 'coordinator');
   const plan = parsePlan(config.plan);
-  config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom);
+  const skipped: string[] = [];
+  config.resumeFrom = resumePointAfterRestart(config.checkpointDir, config.resumeFrom, (m) => skipped.push(m));
   // A restarted coordinator has the first one's profile already on disk.
   if (restartCount() > 0) config.profile = false;
   const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
@@ -43,12 +44,14 @@ export async function runCoordinator(): Promise<void> {
     log.emit({ type: 'log', level, host, rank, message, time: now() });
     process.stderr.write(`[${host}${rank === null ? '' : ` rank ${rank}`}] ${message}\n`);
   };
+  for (const message of skipped) say('warn', message);
   if (restartCount() > 0) say('warn', `The coordinator was restarted after a crash (restart ${restartCount()}); it continues from ${config.resumeFrom ?? 'the first step (no checkpoint yet)'} once ${config.agents} agents have rejoined.`);
   log.emit({ type: 'status', state: 'starting', message: `waiting for ${config.agents} agents`, time: now() });
 
   const membership = new Membership();
   membership.onLog = (member, level, message) => say(level as 'info', message, null, member.host);
   const resizes: ResizeRequest[] = [];
+  const stop = { requested: false };
   const server: Server = await listenAuthenticated(
     config.listenHost ?? '127.0.0.1',
     rememberedPort(),
@@ -69,7 +72,7 @@ export async function runCoordinator(): Promise<void> {
       case 'studio':
         return log.attach(conn, hello.since);
       case 'control':
-        return acceptControl(conn, resizes, say);
+        return acceptControl(conn, resizes, stop, say);
       case 'agent': {
         const member = membership.add(conn, hello);
         if (membership.members.length > config.agents) say('info', `${describeMember(member)} joined; it takes part from the next resize.`);
@@ -104,7 +107,7 @@ export async function runCoordinator(): Promise<void> {
   };
 
   try {
-    await runTraining({ config, plan, startPlan, membership, log, resizes });
+    await runTraining({ config, plan, startPlan, membership, log, resizes, stop });
     await finish(0);
   } catch (err) {
     const message = `${(err as Error).message}${wayBack(config.checkpointDir)}`;
@@ -117,13 +120,18 @@ export async function runCoordinator(): Promise<void> {
 /** A controller's requests: `resize` is queued for the next step boundary and acknowledged. */
 let requests = 0;
 
-function acceptControl(conn: Connection, resizes: ResizeRequest[], say: (level: 'info' | 'warn' | 'error', message: string) => void): void {
+function acceptControl(conn: Connection, resizes: ResizeRequest[], stop: { requested: boolean }, say: (level: 'info' | 'warn' | 'error', message: string) => void): void {
   const reply = (answer: ControlReply) => conn.send(answer);
   conn.onMessage = (m) => {
     const request = ControlRequestSchema.safeParse(m.header);
     if (!request.success) {
       if (m.header.type !== 'resize') return reply({ type: 'error', message: `Unknown control request "${String(m.header.type)}".` });
       return reply({ type: 'error', message: `A resize adds a whole number of agents (add ≥ 0) and removes ranks (non-negative integers): ${describeIssues(request.error.issues)}.` });
+    }
+    if (request.data.type === 'checkpointAndStop') {
+      stop.requested = true;
+      say('info', 'Stop requested: a checkpoint is saved at the next step boundary, then the job stops.');
+      return reply({ type: 'accepted', requestId: `stop-${restartCount()}.${++requests}` });
     }
     const { add, remove } = request.data;
     // Unique across restarts too: the replayed history holds the earlier coordinators' ids, and a

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { EventFrame } from '../../engine/protocol/controlWire.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../../engine/wire/connection.js';
@@ -11,6 +12,8 @@ export class EventLog {
   readonly events: JobEvent[] = [];
   private readonly subscribers = new Set<Connection>();
   private fd: number | null = null;
+  /** The file events are appended to (absolute), while it is still there to append to. */
+  private file: string | null = null;
 
   /**
    * With `file`, every event is also appended to it as one JSON line (line i = event i), so the history
@@ -29,12 +32,16 @@ export class EventLog {
         }
       }
     }
-    if (file) this.fd = openSync(file, 'a', 0o600);
+    if (file) {
+      this.fd = openSync(file, 'a', 0o600);
+      this.file = resolve(file);
+    }
   }
 
   emit(event: JobEvent): void {
     const index = this.events.length;
     this.events.push(event);
+    if (this.file && !existsSync(this.file)) this.folderGone(this.file);
     if (this.fd !== null) {
       try {
         writeSync(this.fd, JSON.stringify(event) + '\n');
@@ -48,6 +55,22 @@ export class EventLog {
     for (const conn of this.subscribers) {
       if (!conn.closed) conn.send({ type: 'event', index, event } satisfies EventFrame);
     }
+  }
+
+  /**
+   * The run folder (or its events.jsonl) was deleted while the job ran: appending to an unlinked file
+   * would lose every event without a word, so it is said once, as an error event naming the folder.
+   */
+  private folderGone(file: string): void {
+    this.file = null;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    const folder = dirname(file);
+    const message = existsSync(folder)
+      ? `${file} was deleted while the job ran: the events from here on are no longer written to disk (attached studios still get them).`
+      : `The run folder ${folder} was deleted while the job ran: its events, job.json, profile and checkpoints are gone from disk and no checkpoint can be saved there; the job fails if its last checkpoint cannot be written.`;
+    process.stderr.write(`[coordinator] ${message}\n`);
+    this.emit({ type: 'log', level: 'error', host: 'coordinator', rank: null, message, time: Date.now() });
   }
 
   attach(conn: Connection, since: number): void {

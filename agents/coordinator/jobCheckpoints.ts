@@ -23,18 +23,36 @@ export class JobCheckpoints {
     return heldStateFrom(await gen.ask({ type: 'snapshot', keep: true }), gen.members);
   }
 
-  /** Save step `at`'s state, when the job has a checkpoint folder. */
-  async save(gen: Generation, at: number): Promise<void> {
+  /**
+   * Save step `at`'s state, when the job has a checkpoint folder; returns the file, or null. A failed
+   * write is reported at once (path and OS error). Mid-job it must not end the training it protects;
+   * the final one (`required`: the last step, a stop that checkpoints) is the job's result, so it throws.
+   */
+  async save(gen: Generation, at: number, required = at === this.run.config.steps): Promise<string | null> {
     const { config, log, modelName, say } = this.run;
-    if (!config.checkpointDir) return;
+    if (!config.checkpointDir) return null;
     const state = await this.snapshot(gen);
     try {
       const saved = saveCheckpoint(config.checkpointDir, state, { jobId: config.jobId, plan: gen.plan, model: modelName, step: at });
       log.emit({ type: 'checkpoint', action: 'saved', step: at, path: saved.file, bytes: saved.bytes, time: now() });
+      return saved.file;
     } catch (err) {
-      // A checkpoint that cannot be written (full disk) must not end the training it protects.
-      say('error', (err as Error).message);
+      if (required) throw new Error(`The checkpoint of step ${at} could not be written, so this job's weights are not on disk: ${(err as Error).message}`);
+      say('error', `${(err as Error).message} Training goes on; the job fails if its last checkpoint cannot be written either.`);
+      return null;
     }
+  }
+
+  /**
+   * A controller asked the job to stop (Ctrl-C): save step `at`'s state and end with a `stopped`
+   * status naming the checkpoint. A checkpoint that cannot be written fails the job instead.
+   */
+  async saveAndStop(gen: Generation, at: number): Promise<void> {
+    const { log, say } = this.run;
+    const file = await this.save(gen, at, true);
+    const message = file ? `stopped on request after step ${at}; checkpoint ${file} written` : `stopped on request after step ${at}; the job has no checkpoint folder, so nothing was saved`;
+    say('info', message);
+    log.emit({ type: 'status', state: 'stopped', message, time: now() });
   }
 
   /** The checkpoint the job was asked to resume from, if any. */
@@ -51,7 +69,7 @@ export class JobCheckpoints {
    */
   fallBack(why: string, nothingToFallBackTo: string): { state: JobState; step: number } {
     const { config, log, modelName, say } = this.run;
-    const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir) : null;
+    const file = config.checkpointDir ? latestCheckpointIn(config.checkpointDir, (m) => say('warn', m)) : null;
     if (!file) throw new Error(nothingToFallBackTo);
     const { header, state } = loadCheckpoint(file, modelName);
     say('warn', `Falling back to ${file} (step ${header.step}): ${why}.`);

@@ -23,7 +23,8 @@ export function rememberPort(port: number): void {
 }
 
 /** The checkpoint a restarted coordinator continues from (the configured one when none was written yet). */
-export function resumePointAfterRestart(checkpointDir: string | undefined, configured: string | undefined): string | undefined {
+export function resumePointAfterRestart(checkpointDir: string | undefined, configured: string | undefined, warn: (message: string) => void = () => {}): string | undefined {
   if (restartCount() === 0 || !checkpointDir) return configured;
-  return latestCheckpointIn(checkpointDir) ?? configured;
+  // A checkpoint the crash left corrupt is skipped (warned about): the newest intact one is used.
+  return latestCheckpointIn(checkpointDir, warn) ?? configured;
 }

@@ -74,6 +74,7 @@ export async function runTraining(job: JobContext): Promise<void> {
         boundaryOwed = false;
         continue;
       }
+      if (job.stop?.requested) return await checkpoints.saveAndStop(generations.gen, step);
       const request = asynchronous ? null : resizes.due();
       if (request) {
         step = await resizes.apply(request, step);

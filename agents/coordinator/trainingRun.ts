@@ -32,6 +32,8 @@ export interface JobContext {
   log: EventLog;
   /** Resize requests not yet applied, oldest first; the loop applies them at step boundaries. */
   resizes: ResizeRequest[];
+  /** Set by a controller's checkpointAndStop: the loop saves a checkpoint at the next step boundary and ends the job. */
+  stop?: { requested: boolean };
 }
 
 /** What the measurement rounds (measurements.ts) need of the running generation. */

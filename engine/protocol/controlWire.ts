@@ -8,7 +8,7 @@ import { PlacedTensorSchema } from './wireTensor.js';
  * listeners during a resize. (Coordinator ⇄ agent messages: agentRequests.ts, agentReplies.ts.)
  */
 
-/** A controller's request: a change of membership, applied at the next step boundary. */
+/** A controller's request, applied at the next step boundary: a change of membership, or a stop. */
 export const ControlRequestSchema = z.discriminatedUnion('type', [
   z.object({
     type: z.literal('resize'),
@@ -17,6 +17,11 @@ export const ControlRequestSchema = z.discriminatedUnion('type', [
     /** Ranks of the current generation to release. */
     remove: z.array(z.number().int().min(0)).default([]),
   }),
+  /**
+   * Save a checkpoint at the next step boundary and stop (Ctrl-C in `shoal train`): the job ends
+   * with a `stopped` status that names the checkpoint.
+   */
+  z.object({ type: z.literal('checkpointAndStop') }),
 ]);
 export type ControlRequest = z.infer<typeof ControlRequestSchema>;
 

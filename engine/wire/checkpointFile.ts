@@ -37,7 +37,10 @@ export interface CheckpointHeader {
 }
 
 export class CheckpointError extends Error {
-  constructor(readonly file: string, problem: string) {
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
     super(`Checkpoint ${file} ${problem}. It was not loaded; resume from an earlier checkpoint in the same folder.`);
     this.name = 'CheckpointError';
   }
@@ -66,8 +69,9 @@ export function writeCheckpoint(file: string, header: CheckpointHeader, body: Fl
       // Nothing was created (e.g. the folder itself is missing): nothing to clean up.
     }
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : (err as Error).message;
-    throw new Error(`Cannot write checkpoint ${file}: ${why}. Older checkpoints in ${dirname(file)} are intact; free space or choose another run folder (--out).`);
+    const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : code === 'ENOENT' ? 'its folder no longer exists' : 'the system refused';
+    // The OS error as it was, with the friendlier reading: the user fixes the one, support reads the other.
+    throw new Error(`Cannot write checkpoint ${file}: ${why} (${(err as Error).message}). Older checkpoints in ${dirname(file)} are kept; free space, make the folder writable or choose another run folder (--out).`);
   }
   // The rename itself is durable only once the folder's entry is on disk.
   const dirFd = openSync(dirname(file), 'r');
@@ -77,6 +81,16 @@ export function writeCheckpoint(file: string, header: CheckpointHeader, body: Fl
     closeSync(dirFd);
   }
   return MAGIC.length + 4 + headerBytes.length + bodyBytes.length + DIGEST_BYTES;
+}
+
+/** Why `file` is not an intact checkpoint (what readCheckpoint would refuse), or null when it is one. */
+export function verifyCheckpoint(file: string): string | null {
+  try {
+    readCheckpoint(file);
+    return null;
+  } catch (err) {
+    return err instanceof CheckpointError ? err.problem : (err as Error).message;
+  }
 }
 
 export function readCheckpoint(file: string): { header: CheckpointHeader; body: Float32Array } {
@@ -96,7 +110,13 @@ export function readCheckpoint(file: string): { header: CheckpointHeader; body: 
   if (bodyStart > bodyEnd) throw new CheckpointError(file, 'is truncated (its header runs past the end of the file)');
   const digest = createHash('sha256').update(bytes.subarray(headerStart, bodyEnd)).digest();
   if (!digest.equals(bytes.subarray(bodyEnd))) throw new CheckpointError(file, 'is corrupted or truncated (its SHA-256 checksum does not match)');
-  const header = JSON.parse(bytes.toString('utf8', headerStart, bodyStart)) as CheckpointHeader;
+  let header: CheckpointHeader;
+  try {
+    header = JSON.parse(bytes.toString('utf8', headerStart, bodyStart)) as CheckpointHeader;
+  } catch {
+    throw new CheckpointError(file, 'has a header that is not JSON');
+  }
+  if (!Array.isArray(header?.tensors)) throw new CheckpointError(file, 'has a header without its tensor list');
   const bodyBytes = bodyEnd - bodyStart;
   const expected = header.tensors.reduce((n, t) => Math.max(n, t.offset + t.length), 0) * 4;
   if (header.format !== 'shoal-checkpoint' || bodyBytes !== expected) throw new CheckpointError(file, `has a body of ${bodyBytes} bytes where its header describes ${expected}`);

@@ -1,5 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { verifyCheckpoint } from './checkpointFile.js';
 
 /**
  * How a job's checkpoint folder names its files (`step-0000042.ckpt`): the coordinator writes them,
@@ -15,8 +16,18 @@ export function checkpointFilesIn(dir: string): string[] {
   return readdirSync(dir).filter((f) => CHECKPOINT_FILE.test(f)).sort();
 }
 
-/** The newest checkpoint in a folder, or null when there is none (or no folder). */
-export function latestCheckpointIn(dir: string): string | null {
+/**
+ * The newest intact checkpoint in a folder, or null when there is none (or no folder). A newer file
+ * that fails its integrity check (magic, lengths, SHA-256: a crash mid-copy, a bad disk) is skipped,
+ * and `warn` hears which and why, so a restart or resume goes on from the newest good one.
+ */
+export function latestCheckpointIn(dir: string, warn: (message: string) => void = () => {}): string | null {
   const files = checkpointFilesIn(dir);
-  return files.length ? join(dir, files[files.length - 1]) : null;
+  for (let i = files.length - 1; i >= 0; i--) {
+    const file = join(dir, files[i]);
+    const problem = verifyCheckpoint(file);
+    if (!problem) return file;
+    warn(`Skipping checkpoint ${file}: ${problem}.${i > 0 ? ' Trying the one before it.' : ' No older checkpoint is left in that folder.'}`);
+  }
+  return null;
 }

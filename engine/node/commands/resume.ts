@@ -8,6 +8,7 @@ import { presetPlan } from '../../plan/presets.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { findResumePoint } from '../jobs/runStore.js';
 import { eventPrinter } from './eventPrinter.js';
+import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { intOption, localClusterOption } from './optionValues.js';
 import { runLength } from './train.js';
 
@@ -60,9 +61,13 @@ export async function runResume(args: string[]): Promise<void> {
     checkpointEverySteps,
     onEvent: eventPrinter(Boolean(values.json)),
   });
-  const stop = () => void job.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  await job.start();
-  await job.exited();
+  // Ctrl-C saves a checkpoint first (interrupt.ts); the command then exits 130.
+  const interrupts = checkpointOnInterrupt(job, (line) => process.stderr.write(`shoal: ${line}\n`));
+  try {
+    await job.start();
+    await job.exited();
+  } catch (err) {
+    await exitIfInterrupted(job, interrupts);
+    throw err;
+  }
 }

@@ -11,6 +11,7 @@ import { validatePlan } from '../../plan/validate.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { eventPrinter } from './eventPrinter.js';
 import { fail } from './fail.js';
+import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { readJsonFile } from './inputFiles.js';
 import { intOption, localClusterOption, numberOption } from './optionValues.js';
 import { planFileConflicts } from './planFileFlags.js';
@@ -144,15 +145,15 @@ export async function runTrain(values: TrainValues): Promise<void> {
       printEvent(event);
     },
   });
-  const stop = () => void job.stop();
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  // Ctrl-C saves a checkpoint first (interrupt.ts); the command then exits 130.
+  const interrupts = checkpointOnInterrupt(job, (line) => process.stderr.write(`shoal: ${line}\n`));
   try {
     const done = job.start();
     if (job.runDir) process.stderr.write(`shoal: job ${job.id}, run folder ${job.runDir} (while it runs: shoal resize ${values.out === undefined ? job.id : job.runDir} --add local:N)\n`);
     await done;
     await job.exited();
   } catch (err) {
+    await exitIfInterrupted(job, interrupts);
     fail((err as Error).message);
   }
 }

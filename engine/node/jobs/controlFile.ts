@@ -29,9 +29,25 @@ export function writeControlFile(runDir: string, info: ControlInfo): void {
     closeSync(fd);
   }
   renameSync(tmp, join(runDir, CONTROL_FILE));
+  // However this process ends (an uncaught error, process.exit), the secret does not stay on disk.
+  written.add(runDir);
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.on('exit', () => {
+      for (const dir of written) rmSync(join(dir, CONTROL_FILE), { force: true });
+    });
+  }
 }
 
-/** The control information of a run folder, or undefined when the job is not running there. */
+/** Run folders whose control file this process wrote and has not removed yet. */
+const written = new Set<string>();
+let exitHookInstalled = false;
+
+/**
+ * The control information of a run folder, or undefined when the job is not running there. A file
+ * whose owner process is gone (killed without cleaning up) is stale: it is removed here, so its
+ * secret does not outlive the job.
+ */
 export function readControlFile(runDir: string): ControlInfo | undefined {
   const file = join(runDir, CONTROL_FILE);
   if (!existsSync(file)) return undefined;
@@ -44,10 +60,16 @@ export function readControlFile(runDir: string): ControlInfo | undefined {
   if (typeof parsed.port !== 'number' || typeof parsed.secret !== 'string' || typeof parsed.jobId !== 'string') {
     throw new Error(`The control file ${file} is not one Shoal wrote (no port, secret or job id).`);
   }
-  return { jobId: parsed.jobId, host: parsed.host ?? '127.0.0.1', port: parsed.port, secret: parsed.secret, ownerPid: Number(parsed.ownerPid ?? 0) };
+  const info = { jobId: parsed.jobId, host: parsed.host ?? '127.0.0.1', port: parsed.port, secret: parsed.secret, ownerPid: Number(parsed.ownerPid ?? 0) };
+  if (!ownerAlive(info)) {
+    rmSync(file, { force: true });
+    return undefined;
+  }
+  return info;
 }
 
 export function removeControlFile(runDir: string): void {
+  written.delete(runDir);
   if (runDir) rmSync(join(runDir, CONTROL_FILE), { force: true });
 }
 

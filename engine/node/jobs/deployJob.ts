@@ -5,6 +5,7 @@ import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProce
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { createRunDir } from './runStore.js';
+import { releaseRunLock } from './runLock.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
@@ -34,6 +35,8 @@ export interface DeployOptions {
   tuning?: CoordinatorTuning;
   /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower. */
   agentSlowdowns?: number[];
+  /** Hears what is worth a warning but does not stop the deploy (a stale run folder lock taken over). */
+  onWarning?: (message: string) => void;
 }
 
 export interface DeployedJob {
@@ -96,58 +99,66 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
   // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
   const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
-  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir);
+  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir, o.onWarning);
   const detached = launcher.detached ?? true;
+  // The run folder is this job's from here (runLock.ts). A detached job's folder is guarded while it is
+  // deployed; an attached one's until its job ends (the caller releases it), or now if it never starts.
+  try {
+    const coordinator = await launcher.start(head.alias, {
+      jobId,
+      role: 'coordinator',
+      name: 'coordinator',
+      // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>, the process's
+      // cwd); a job attached to this process names its folder here.
+      config: coordinatorConfig(
+        { jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps, resumeFrom: o.resumeFrom, tuning: o.tuning },
+        secret,
+        { runDir: detached ? '' : runDir, listenHost },
+      ),
+    });
+    const record: DeployRecord = {
+      version: 1,
+      jobId,
+      createdAt,
+      launcher: launcher.kind,
+      cluster: o.cluster,
+      hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
+      head: head.alias,
+      model: modelRef(model),
+      steps: o.steps,
+      coordinator: { listenHost, port: coordinator.port!, pid: coordinator.pid },
+      processes: [coordinator],
+    };
+    // Recorded before the agents start, so that `shoal stop` can clean up whatever happens next.
+    if (detached) writeDeployRecord(runDir, record);
 
-  const coordinator = await launcher.start(head.alias, {
-    jobId,
-    role: 'coordinator',
-    name: 'coordinator',
-    // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>, the process's
-    // cwd); a job attached to this process names its folder here.
-    config: coordinatorConfig(
-      { jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps, resumeFrom: o.resumeFrom, tuning: o.tuning },
-      secret,
-      { runDir: detached ? '' : runDir, listenHost },
-    ),
-  });
-  const record: DeployRecord = {
-    version: 1,
-    jobId,
-    createdAt,
-    launcher: launcher.kind,
-    cluster: o.cluster,
-    hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
-    head: head.alias,
-    model: modelRef(model),
-    steps: o.steps,
-    coordinator: { listenHost, port: coordinator.port!, pid: coordinator.pid },
-    processes: [coordinator],
-  };
-  // Recorded before the agents start, so that `shoal stop` can clean up whatever happens next.
-  if (detached) writeDeployRecord(runDir, record);
-
-  const started = await mapBounded(placement, 8, async (target, i): Promise<StartedProcess | Error> =>
-    launcher
-      .start(target.alias, {
-        jobId,
-        role: 'agent',
-        name: `agent-${i}`,
-        config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, launcher.agentHost?.(target, i) ?? target.alias, o.agentSlowdowns?.[i]),
-      })
-      .catch((err: Error) => err),
-  );
-  record.processes.push(...started.filter((s): s is StartedProcess => !(s instanceof Error)));
-  if (detached) writeDeployRecord(runDir, record);
-  const errors = started.filter((s): s is Error => s instanceof Error);
-  if (errors.length > 0) {
-    const stopped = await launcher.stop(jobId);
-    const leftovers = stopped.filter((s) => !s.ok).map((s) => s.error);
-    throw new DeployError(
-      `${errors.length} of ${placement.length} agents did not start, so job ${jobId} was stopped:\n` +
-        errors.map((e) => `  ✗ ${e.message}`).join('\n') +
-        (leftovers.length ? `\nCleaning up also failed:\n  ${leftovers.join('\n  ')}\nRun shoal stop ${jobId} once the hosts are reachable.` : ''),
+    const started = await mapBounded(placement, 8, async (target, i): Promise<StartedProcess | Error> =>
+      launcher
+        .start(target.alias, {
+          jobId,
+          role: 'agent',
+          name: `agent-${i}`,
+          config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, launcher.agentHost?.(target, i) ?? target.alias, o.agentSlowdowns?.[i]),
+        })
+        .catch((err: Error) => err),
     );
+    record.processes.push(...started.filter((s): s is StartedProcess => !(s instanceof Error)));
+    if (detached) writeDeployRecord(runDir, record);
+    const errors = started.filter((s): s is Error => s instanceof Error);
+    if (errors.length > 0) {
+      const stopped = await launcher.stop(jobId);
+      const leftovers = stopped.filter((s) => !s.ok).map((s) => s.error);
+      throw new DeployError(
+        `${errors.length} of ${placement.length} agents did not start, so job ${jobId} was stopped:\n` +
+          errors.map((e) => `  ✗ ${e.message}`).join('\n') +
+          (leftovers.length ? `\nCleaning up also failed:\n  ${leftovers.join('\n  ')}\nRun shoal stop ${jobId} once the hosts are reachable.` : ''),
+      );
+    }
+    return { record, runDir };
+  } catch (err) {
+    releaseRunLock(runDir);
+    throw err;
+  } finally {
+    if (detached) releaseRunLock(runDir);
   }
-  return { record, runDir };
 }

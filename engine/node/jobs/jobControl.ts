@@ -43,6 +43,16 @@ export interface CoordinatorAddress {
  * applies it will carry; rejects with the coordinator's reason.
  */
 export async function requestResize(at: CoordinatorAddress, request: ResizeRequest): Promise<string> {
+  return sendControl(at, { type: 'resize', add: request.add ?? 0, remove: request.remove ?? [] });
+}
+
+/** Ask a running coordinator to save a checkpoint at the next step boundary and stop (Ctrl-C). Resolves once accepted. */
+export async function requestCheckpointAndStop(at: CoordinatorAddress): Promise<string> {
+  return sendControl(at, { type: 'checkpointAndStop' });
+}
+
+/** One control request over its own authenticated connection: the accepted request's id, or the coordinator's reason as an error. */
+async function sendControl(at: CoordinatorAddress, request: ControlRequest): Promise<string> {
   const conn = await connectAuthenticated(at.host, at.port, at.secret, { role: 'control' } satisfies CoordinatorHello);
   try {
     const reply = new Promise<ControlReply>((resolve, reject) => {
@@ -55,7 +65,7 @@ export async function requestResize(at: CoordinatorAddress, request: ResizeReque
       };
       conn.onClose = (err) => reject(new Error(`The coordinator closed the control connection: ${err.message}`));
     });
-    conn.send({ type: 'resize', add: request.add ?? 0, remove: request.remove ?? [] } satisfies ControlRequest);
+    conn.send(request);
     const answer = await reply;
     if (answer.type !== 'accepted') throw new Error(answer.message);
     return answer.requestId;

@@ -13,9 +13,10 @@ import { removeControlFile, writeControlFile, writeMembershipFile } from './cont
 import { deployJob } from './deployJob.js';
 import type { DeployRecord } from './deployRecord.js';
 import { agentConfig, assertPlanRuns, defaultEvalEvery, newJobId, stepsFor, tuningOf, type CoordinatorTuning } from './jobConfigs.js';
-import type { ResizeRequest } from './jobControl.js';
+import { requestCheckpointAndStop, type ResizeRequest } from './jobControl.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
 import { latestCheckpoint, runsRoot } from './runStore.js';
+import { releaseRunLock } from './runLock.js';
 import type { StudioJob } from './studioJob.js';
 
 export interface LocalJobOptions extends CoordinatorTuning {
@@ -142,12 +143,14 @@ export class LocalJob implements StudioJob {
         agentSlowdowns: o.agentSlowdowns,
         cluster: 'local',
         hosts: [],
+        onWarning: (message) => this.log('warn', 'studio', null, message),
       });
       this.record = deployed.record;
       this.agentsStarted = o.agents;
       this.secret = await this.coordinatorSecret();
     } catch (err) {
       this.fail((err as Error).message);
+      releaseRunLock(this.runDir);
       throw err;
     }
     if (this.stopping) {
@@ -174,6 +177,8 @@ export class LocalJob implements StudioJob {
       if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
       this.emit(event);
       if (event.type === 'final') this.resolveFinal(event);
+      // Stopped with a checkpoint on request (checkpointAndStop): the coordinator ends on its own.
+      if (event.type === 'status' && event.state === 'stopped') this.failWith(new Error(event.message ?? 'The job was stopped.'));
       if (event.type === 'status' && event.state === 'failed') {
         this.failWith(new Error(event.message ?? 'The job failed.'));
         this.launcher.end();
@@ -219,6 +224,8 @@ export class LocalJob implements StudioJob {
     }
     if (exit.restarting) return;
     removeControlFile(this.runDir);
+    // The coordinator (the one writer of events and checkpoints there) is gone: the folder is free.
+    releaseRunLock(this.runDir);
     if (this.ended) {
       // Agents exit when the coordinator tells them or goes away; one that was fenced while stopped
       // (SIGSTOP) cannot notice, so whatever is left is ended.
@@ -226,7 +233,9 @@ export class LocalJob implements StudioJob {
       return;
     }
     const restarted = exit.restarts > 0 ? ` after ${exit.restarts} restart${exit.restarts === 1 ? '' : 's'}` : '';
-    this.fail(`The coordinator ${how} while the job was ${this.state}${restarted}. \`shoal resume ${this.runDir}\` continues it from its newest checkpoint.`);
+    const newest = latestCheckpoint(join(this.runDir, 'checkpoints'));
+    const wayBack = newest ? ` \`shoal resume ${this.runDir}\` continues it from its newest checkpoint, ${basename(newest)}.` : ' It wrote no checkpoint, so it has to start again (--checkpoint-every N saves them as it goes).';
+    this.fail(`The coordinator ${how} while the job was ${this.state}${restarted}.${wayBack}`);
   }
 
   private onAgentExit(name: string, exit: ProcessExit, pid: number | undefined): void {
@@ -284,6 +293,46 @@ export class LocalJob implements StudioJob {
     this.failWith(new Error(message));
     this.following.abort();
     this.launcher.end();
+  }
+
+  /**
+   * Stop with a checkpoint (Ctrl-C): the coordinator saves one at the next step boundary and ends the
+   * job with a `stopped` status. Without that within `waitMs`, or when the job is not running yet,
+   * the job is stopped at once. Resolves with the checkpoint this stop wrote (null: none).
+   */
+  async checkpointAndStop(waitMs = 30_000): Promise<{ checkpoint: string | null; timedOut: boolean }> {
+    if (!this.record || !this.secret || this.ended) {
+      await this.stop();
+      return { checkpoint: null, timedOut: false };
+    }
+    let follower: { onEvent: (e: JobEvent) => void; onEnd: () => void } | undefined;
+    const outcome = new Promise<{ checkpoint: string | null; timedOut: boolean }>((resolve) => {
+      let saved: string | null = null;
+      const timer = setTimeout(() => resolve({ checkpoint: null, timedOut: true }), waitMs);
+      follower = {
+        onEvent: (e) => {
+          if (e.type === 'checkpoint' && e.action === 'saved') saved = e.path;
+          const end = e.type === 'final' || (e.type === 'status' && (e.state === 'stopped' || e.state === 'failed'));
+          if (!end) return;
+          clearTimeout(timer);
+          resolve({ checkpoint: e.type === 'status' && e.state === 'failed' ? null : saved, timedOut: false });
+        },
+        onEnd: () => {},
+      };
+      this.followers.add(follower);
+    });
+    try {
+      await requestCheckpointAndStop({ host: '127.0.0.1', port: this.record.coordinator.port, secret: this.secret });
+    } catch (err) {
+      this.log('warn', 'studio', null, `Could not ask the coordinator for a checkpoint (${(err as Error).message}); stopping the job without one.`);
+      this.followers.delete(follower!);
+      await this.stop();
+      return { checkpoint: null, timedOut: false };
+    }
+    const result = await outcome;
+    this.followers.delete(follower!);
+    if (result.timedOut) await this.stop();
+    return result;
   }
 
   /** Stop the job: every process of it is ended, the coordinator first. */

@@ -6,6 +6,7 @@ import type { Plan } from '../../plan/plan.js';
 import type { DatasetRecord } from '../../protocol/runs.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { datasetRecordOf } from './datasetRecord.js';
+import { acquireRunLock } from './runLock.js';
 
 /**
  * Where runs live on disk: one folder per job with `job.json` (what was asked) and `checkpoints/`.
@@ -30,8 +31,14 @@ export interface RunRecord {
   dataset?: DatasetRecord;
 }
 
-export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId)): string {
+/**
+ * Create (or reuse) a run folder and take its lock (runLock.ts) before anything in it is written: a
+ * second job on the same folder is refused here, naming the first. The caller releases the lock
+ * (releaseRunLock) when its job ends; `warn` hears about a stale lock taken over.
+ */
+export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId), warn?: (message: string) => void): string {
   mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+  acquireRunLock(dir, warn);
   // A resumed run keeps the record it had; a new one fingerprints its data once, here.
   if (!record.dataset) record = { ...record, dataset: datasetRecordOf(record.training) };
   const tmp = join(dir, '.job.json.tmp');
@@ -40,22 +47,25 @@ export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jo
   return dir;
 }
 
-/** The newest checkpoint in a folder of `step-NNNNNNN.ckpt` files, or undefined. */
-export function latestCheckpoint(dir: string): string | undefined {
-  return latestCheckpointIn(dir) ?? undefined;
+/** The newest intact checkpoint in a folder of `step-NNNNNNN.ckpt` files, or undefined; `warn` hears of corrupt ones skipped. */
+export function latestCheckpoint(dir: string, warn?: (message: string) => void): string | undefined {
+  return latestCheckpointIn(dir, warn) ?? undefined;
 }
 
 /**
  * Resolve what `shoal resume` was given — a run id, a run folder, or a checkpoint file — to the
  * checkpoint to load and the run's record. Errors say what was looked for and where.
  */
-export function findResumePoint(target: string): { checkpoint: string; record?: RunRecord; runDir?: string } {
+export function findResumePoint(
+  target: string,
+  warn: (message: string) => void = (m) => process.stderr.write(`shoal: warning: ${m}\n`),
+): { checkpoint: string; record?: RunRecord; runDir?: string } {
   const candidates = [resolve(target), join(runsRoot(), target)];
   for (const path of candidates) {
     if (!existsSync(path)) continue;
     if (statSync(path).isFile()) return { checkpoint: path };
-    const checkpoint = latestCheckpoint(join(path, 'checkpoints')) ?? latestCheckpoint(path);
-    if (!checkpoint) throw new Error(`Run folder ${path} has no checkpoint yet (looked for step-*.ckpt in ${join(path, 'checkpoints')}).`);
+    const checkpoint = latestCheckpoint(join(path, 'checkpoints'), warn) ?? latestCheckpoint(path, warn);
+    if (!checkpoint) throw new Error(`Run folder ${path} has no checkpoint yet (looked for intact step-*.ckpt files in ${join(path, 'checkpoints')}).`);
     const recordFile = join(path, 'job.json');
     const record = existsSync(recordFile) ? (JSON.parse(readFileSync(recordFile, 'utf8')) as RunRecord) : undefined;
     return { checkpoint, record, runDir: path };
