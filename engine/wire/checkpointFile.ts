@@ -69,9 +69,10 @@ export function writeCheckpoint(file: string, header: CheckpointHeader, body: Fl
       // Nothing was created (e.g. the folder itself is missing): nothing to clean up.
     }
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : code === 'ENOENT' ? 'its folder no longer exists' : 'the system refused';
+    const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : code === 'ENOENT' ? 'its folder no longer exists' : null;
     // The OS error as it was, with the friendlier reading: the user fixes the one, support reads the other.
-    throw new Error(`Cannot write checkpoint ${file}: ${why} (${(err as Error).message}). Older checkpoints in ${dirname(file)} are kept; free space, make the folder writable or choose another run folder (--out).`);
+    const os = (err as Error).message;
+    throw new Error(`Cannot write checkpoint ${file}: ${why ? `${why} (${os})` : os}. Older checkpoints in ${dirname(file)} are intact; free space, make the folder writable or choose another run folder (--out).`);
   }
   // The rename itself is durable only once the folder's entry is on disk.
   const dirFd = openSync(dirname(file), 'r');

@@ -176,6 +176,8 @@ export class LocalJob implements StudioJob {
       this.coordinatorDown = false;
       if (event.type === 'status' && event.state === 'starting' && this.events.some((e) => e.type === 'status')) return;
       this.emit(event);
+      // The coordinator's last word: nothing more is written to the run folder, which a resume may take now.
+      if (event.type === 'final' || (event.type === 'status' && (event.state === 'failed' || event.state === 'stopped'))) releaseRunLock(this.runDir);
       if (event.type === 'final') this.resolveFinal(event);
       // Stopped with a checkpoint on request (checkpointAndStop): the coordinator ends on its own.
       if (event.type === 'status' && event.state === 'stopped') this.failWith(new Error(event.message ?? 'The job was stopped.'));
