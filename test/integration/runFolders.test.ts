@@ -60,6 +60,30 @@ describe('run folders and checkpoints', () => {
     expect(after.at(-1)).toMatchObject({ type: 'final', steps: at + 2 });
   }, 600_000);
 
+  it('a run folder deleted mid-run is said in an error event, and the job that cannot checkpoint fails', async () => {
+    const run = join(work, 'vanishing');
+    const job = spawn(process.execPath, [join(root, 'bin', 'shoal.cjs'), 'train', '--model', 'mlp', '--cluster', 'local:1', '--steps', '100000', '--out', run, '--json'], { cwd: root, env });
+    let out = '';
+    let err = '';
+    job.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    job.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((resolve) => job.once('exit', (code) => resolve(code)));
+    while (events(out).filter((e) => e.type === 'step').length < 2) {
+      if (job.exitCode !== null) throw new Error(`shoal train ended early: ${err}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    rmSync(run, { recursive: true, force: true });
+    const gone = `The run folder ${run} was deleted while the job ran`;
+    while (!events(out).some((e) => e.type === 'log' && e.level === 'error' && e.message.startsWith(gone))) {
+      if (job.exitCode !== null) throw new Error(`shoal train ended before it noticed: ${err}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    // Ctrl-C asks for a checkpoint, which has nowhere to go: the job fails, saying why, not 130.
+    job.kill('SIGINT');
+    expect(await exited, err).toBe(1);
+    expect(err).toMatch(new RegExp(`could not be written.*the run folder ${run.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} no longer exists`));
+  }, 300_000);
+
   it('a job whose checkpoints cannot be written fails, naming the file and the OS error', () => {
     const run = join(work, 'read-only');
     mkdirSync(run);
