@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint, type CheckpointHeader } from '../../engine/wire/checkpointFile.js';
 import { checkpointName, latestCheckpointIn } from '../../engine/wire/checkpointFolder.js';
+import { resumePointAfterRestart } from '../../agents/coordinator/restart.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'shoal-ckpt-folder-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -49,5 +50,22 @@ describe('the newest checkpoint of a folder', () => {
     const warnings: string[] = [];
     expect(latestCheckpointIn(only, (m) => warnings.push(m))).toBeNull();
     expect(warnings).toEqual([expect.stringMatching(/step-0000001\.ckpt: is not a Shoal checkpoint.*No older checkpoint is left/)]);
+  });
+
+  it('a restarted coordinator continues from the newest intact checkpoint, warning about the corrupt one', () => {
+    const folder = mkdtempSync(join(dir, 'restart-'));
+    const older = join(folder, checkpointName(3));
+    writeCheckpoint(older, header(3), Float32Array.from([1, 2, 3, 3]));
+    const newer = join(folder, checkpointName(5));
+    writeCheckpoint(newer, header(5), Float32Array.from([1, 2, 3, 5]));
+    truncateSync(newer, 100); // the crash cut it short
+    const warnings: string[] = [];
+    process.env.SHOAL_RESTART = '1';
+    try {
+      expect(resumePointAfterRestart(folder, undefined, (m) => warnings.push(m))).toBe(older);
+    } finally {
+      delete process.env.SHOAL_RESTART;
+    }
+    expect(warnings).toEqual([expect.stringContaining(`Skipping checkpoint ${newer}`)]);
   });
 });
