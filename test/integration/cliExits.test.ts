@@ -42,6 +42,17 @@ describe('shoal exits non-zero with the reason', () => {
     expect(run.err).toContain(message);
   });
 
+  it.each([
+    [['--steps', '1.5'], '--steps "1.5": not a whole number'],
+    [['--epochs', 'abc'], '--epochs "abc": not a number'],
+    [['--eval-every', '0'], '--eval-every "0": too small'],
+    [['--checkpoint-every', 'abc'], '--checkpoint-every "abc": not a number'],
+  ])('deploy %j (before any host is touched)', (args, message) => {
+    const run = shoal(['deploy', '--cluster', 'local', '--model', 'mlp', ...args]);
+    expect(run.code, run.err).toBe(1);
+    expect(run.err).toContain(message);
+  });
+
   it('a plan file with a misspelt field is refused with the known name', () => {
     const plan = file('typo.json', { ...presetPlan(zooModel('mlp'), 'pp1-dp1'), gradientClipnorm: 1 });
     const run = shoal(['plan', '--model', 'mlp', '--plan-file', plan]);

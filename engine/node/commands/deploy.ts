@@ -15,7 +15,8 @@ import { attachJob } from '../jobs/attachJob.js';
 import { deployJob } from '../jobs/deployJob.js';
 import { stepsFor } from '../jobs/jobConfigs.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
-import { buildPlan, TRAIN_OPTIONS } from './train.js';
+import { buildPlan, runLength, TRAIN_OPTIONS } from './train.js';
+import { intOption } from './optionValues.js';
 
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
@@ -53,8 +54,11 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     const training = trainingSetupFrom(onHosts === undefined ? values : { ...values, data: onHosts }, model, plan.seed);
     if (onHosts !== undefined) training.data = markOnHosts(training.data, '--data-on-hosts');
     for (const note of training.notes) io.err(`shoal: ${note}\n`);
-    const steps = values.steps === undefined ? stepsFor(plan, values.epochs === undefined ? 5 : Number(values.epochs), undefined, training.trainSamples) : Number(values.steps);
-    const evalEvery = values['eval-every'] === undefined ? stepsPerEpoch(training.trainSamples, plan.globalBatch) : Number(values['eval-every']);
+    // Options are read as strictly as `shoal train` reads them: "abc", "1.5" or "-5" steps are refused.
+    const length = runLength(values);
+    const steps = length.steps ?? stepsFor(plan, length.epochs, undefined, training.trainSamples);
+    const evalEvery = intOption(values, 'eval-every', { example: '50' }) ?? stepsPerEpoch(training.trainSamples, plan.globalBatch);
+    const checkpointEvery = intOption(values, 'checkpoint-every', { example: '100' });
     launcher =
       cluster.kind === 'local'
         ? new LocalLauncher()
@@ -67,7 +71,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       training,
       steps,
       evalEverySteps: evalEvery,
-      checkpointEverySteps: values['checkpoint-every'] === undefined ? undefined : Number(values['checkpoint-every']),
+      checkpointEverySteps: checkpointEvery,
       cluster: cluster.name,
       hosts: cluster.kind === 'ssh' ? cluster.hosts : [],
       onProgress: prepareProgress(io, width),
