@@ -84,7 +84,7 @@ export class Generations {
           // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.
           ({ state, step: at } = this.checkpoints.fallBack(
             'the state being handed over was lost with its holder',
-            `${err.message} It held the state of its stage for the resize, and there is no checkpoint to fall back to. Resume the job with \`shoal resume\` from an earlier run folder, or restart it.`,
+            `${err.message} It held the state of its stage for the resize, and there is no checkpoint to fall back to.`,
           ));
         }
       }

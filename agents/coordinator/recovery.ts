@@ -10,7 +10,8 @@ import type { TrainingRun } from './trainingRun.js';
  * survivors or, failing that, from the last checkpoint, re-plan onto who is left, and return the
  * step to continue at. An agent lost while this runs — two at once, or one more during the rescue
  * — only shrinks the survivors: the rescue starts again with those left (undoing a step is
- * idempotent), and setting up the new generation retries on its own (Generations.establish).
+ * idempotent), and setting up the new generation retries on its own (Generations.establish). A job
+ * that cannot go on fails; the coordinator's message then names the checkpoint to resume from, if any.
  */
 export async function recover(run: TrainingRun, generations: Generations, checkpoints: JobCheckpoints, lost: AgentLostError, at: number, inStep: boolean): Promise<number> {
   const gen = generations.gen;
@@ -26,7 +27,7 @@ export async function recover(run: TrainingRun, generations: Generations, checkp
       if (!(err instanceof AgentLostError)) throw err;
       survivors = survivors.filter((m) => !m.lost);
       run.say('warn', `${err.message} while the job recovered; going on with ${survivors.length} agent(s).`);
-      if (survivors.length === 0) throw new Error(`${err.message} No agent is left to recover the job with. \`shoal resume\` continues it from its newest checkpoint once agents are back.`);
+      if (survivors.length === 0) throw new Error(`${err.message} No agent is left to recover the job with.`);
     }
   }
   await generations.establish(gathered.state, gathered.step, `lost ${describeMember(lost.member, lost.rank)}`);
@@ -46,7 +47,7 @@ async function rescue(run: TrainingRun, generations: Generations, checkpoints: J
     } catch (err) {
       if (err instanceof AgentLostError) throw err;
       const why = (err as Error).message;
-      return checkpoints.fallBack(why, `${lost.message} The job cannot go on: ${why}, and there is no checkpoint to fall back to. Resume it with \`shoal resume\` once enough agents are back.`);
+      return checkpoints.fallBack(why, `${lost.message} The job cannot go on: ${why}, and there is no checkpoint to fall back to.`);
     }
   } finally {
     temporary.close();

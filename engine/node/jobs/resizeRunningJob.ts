@@ -1,12 +1,12 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startDetachedAgent, type DetachedAgent } from '../deploy/detachedAgent.js';
 import { ownerAlive, readControlFile, readMembershipFile, type ControlInfo, type MembershipEvent } from './controlFile.js';
 import { followEvents } from './jobControl.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
-import { runsRoot, type RunRecord } from './runStore.js';
+import { latestCheckpoint, runsRoot, type RunRecord } from './runStore.js';
 
 export interface RunningJob {
   runDir: string;
@@ -32,10 +32,10 @@ export function findRunningJob(target: string): RunningJob {
   const control = readControlFile(runDir);
   if (!control) {
     if (existsSync(join(runDir, 'deploy.json'))) throw new Error(`Job ${id} was started with \`shoal deploy\`: resize it by its id (shoal resize ${id} --add <host>[:N]).`);
-    throw new Error(`Job ${id} is not running: its run folder ${runDir} has no control.json (the job finished, failed or was stopped). \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
+    throw new Error(`Job ${id} is not running: its run folder ${runDir} has no control.json (the job finished, failed or was stopped).${resumeAdvice(runDir)}`);
   }
   if (!ownerAlive(control)) {
-    throw new Error(`Job ${id} is not running: the process that ran it (pid ${control.ownerPid}) has exited and left a stale control.json in ${runDir}. \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
+    throw new Error(`Job ${id} is not running: the process that ran it (pid ${control.ownerPid}) has exited and left a stale control.json in ${runDir}.${resumeAdvice(runDir)}`);
   }
   checkResizable(id, record.plan.schedule);
   return { runDir, record, control };
@@ -63,7 +63,7 @@ export async function resizeRunningJob(job: RunningJob, add: number, remove: num
         current: () => readMembershipFile(runDir),
         events: (onEvent, onEnd) =>
           followEvents(at, onEvent, onEnd).catch((err: Error) => {
-            throw new Error(`Job ${job.record.jobId} is not running: its coordinator does not answer at ${control.host}:${control.port} (${err.message}). \`shoal resume ${runDir}\` continues it from its last checkpoint.`);
+            throw new Error(`Job ${job.record.jobId} is not running: its coordinator does not answer at ${control.host}:${control.port} (${err.message}).${resumeAdvice(runDir)}`);
           }),
         onProgress,
         startAgents: async (n, failed) => {
@@ -87,3 +87,9 @@ export async function resizeRunningJob(job: RunningJob, add: number, remove: num
 }
 
 const agentHost = (a: DetachedAgent) => a.logFile.replace(/^.*agent-(.+)\.log$/, '$1');
+
+/** `shoal resume` is advised only for a run that has a checkpoint to continue from. */
+function resumeAdvice(runDir: string): string {
+  const newest = latestCheckpoint(join(runDir, 'checkpoints'));
+  return newest ? ` \`shoal resume ${runDir}\` continues it from ${basename(newest)}.` : ' It left no checkpoint to resume from.';
+}
