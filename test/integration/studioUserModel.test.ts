@@ -78,7 +78,7 @@ describe('a model opened in the studio trains with Train', () => {
     const graph = await service.importModelFile(request);
     const plan = { ...presetPlan(graph, 'pp2-dp1'), model: graph.source!.modelFile, globalBatch: 16, microBatches: 2 };
     await expect(service.startTraining({ plan, agents: 2, steps: 3, data: { kind: 'npy', dir: badDir } })).rejects.toThrow(/bad-data\/x\.npy: each sample has shape \(5,\).*expects \(8, 8, 2\)/);
-    await expect(service.startTraining({ plan, agents: 2, steps: 3 })).rejects.toThrow(/needs data: choose Synthetic or a NumPy folder/);
+    await expect(service.startTraining({ plan, agents: 2, steps: 3 })).rejects.toThrow(/needs data: choose a Dataset \(file or folder\), a NumPy folder or Synthetic under Data/);
     await expect(service.startTraining({ plan, agents: 2, steps: 3, data: { kind: 'npy', dir: 'relative/data' } })).rejects.toThrow(/not a full path/);
     await expect(service.startTraining({ plan: { ...plan, model: join(root, 'saved', 'model.json') }, agents: 2, steps: 3, data: { kind: 'npy', dir: dataDir } })).rejects.toThrow(/trains model files it imported/);
 
