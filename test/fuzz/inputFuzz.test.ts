@@ -12,6 +12,7 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { validatePlan } from '../../engine/plan/validate.js';
 import { functional, nestedTwice } from '../support/kerasDocs.js';
+import { mulberry32 } from '../../engine/util/prng.js';
 
 /**
  * Issue 17's hostile user, automated: seeded random and structured mutations of valid plans, cluster
@@ -23,18 +24,6 @@ import { functional, nestedTwice } from '../support/kerasDocs.js';
 const CASES = 10_000;
 const CASE_MS = 2000;
 const CASE_BYTES = 300 * 2 ** 20;
-
-/** mulberry32: small, seeded, the same sequence on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Rand = () => number;
 const pick = <T,>(r: Rand, list: readonly T[]): T => list[Math.floor(r() * list.length)];
@@ -178,7 +167,7 @@ function runCase(kind: 'plan' | 'cluster' | 'model', input: unknown): 'accepted'
 
 describe('fuzzing plans, cluster specs and model files', () => {
   it(`${CASES} seeded cases: no crash, no uncaught exception, every rejection coded, each within 2 s and 300 MB`, () => {
-    const r = rng(17);
+    const r = mulberry32(17);
     const tally = { accepted: 0, rejected: 0 };
     let slowest = 0;
     let heaviest = 0;
