@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { base64Bytes } from '../protocol/modelImport.js';
 import { MAX_DATA_UPLOAD_BYTES, UploadDataFileRequestSchema } from '../protocol/datasetInspect.js';
-import { syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
+import { publishFolder, syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
 import { runsRoot } from './jobs/runStore.js';
 
 /**
@@ -33,14 +33,8 @@ export function uploadDataFile(request: unknown, root = datasetsRoot()): { path:
     try {
       writeNewFileDurably(join(tmp, name), data, 0o600);
       syncFolder(tmp);
-      try {
-        renameSync(tmp, dir);
-      } catch (err) {
-        // The same file dropped twice at once: keep the first.
-        const code = (err as NodeJS.ErrnoException).code;
-        if ((code !== 'EEXIST' && code !== 'ENOTEMPTY') || !existsSync(file)) throw err;
-      }
-      syncFolder(root);
+      // The same file dropped twice at once: the first is kept.
+      publishFolder(tmp, dir, file);
     } finally {
       rmSync(tmp, { recursive: true, force: true });
     }

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ModelGraph } from '../model/graph.js';
 import { base64Bytes, ImportModelRequestSchema, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME } from '../protocol/modelImport.js';
-import { syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
+import { publishFolder, syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
 import { manifestGroupBytes, readLayersModelDocument } from '../wire/layersModelFile.js';
 import { runsRoot } from './jobs/runStore.js';
 import { loadModel } from './modelRef.js';
@@ -72,14 +72,8 @@ export function importModelFile(request: unknown, root = modelsRoot()): ModelGra
     } catch (err) {
       throw new Error((err as Error).message.split(join(tmp, 'model.json')).join(name));
     }
-    try {
-      renameSync(tmp, dir);
-    } catch (err) {
-      // The same content imported meanwhile: keep that one.
-      const code = (err as NodeJS.ErrnoException).code;
-      if ((code !== 'EEXIST' && code !== 'ENOTEMPTY') || !existsSync(file)) throw err;
-    }
-    syncFolder(root);
+    // The same content imported meanwhile: that one is kept.
+    publishFolder(tmp, dir, file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOSPC' || code === 'EACCES' || code === 'EROFS') throw new Error(`Cannot store ${name} under ${root}: ${code === 'ENOSPC' ? 'the disk is full' : 'the folder is not writable'}. Free space or set SHOAL_DATA_DIR to another folder.`);
