@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { zooEntries } from '../model/zoo.js';
 import { fail } from './commands/fail.js';
+import { joinNegativeValues } from './commands/optionValues.js';
 import { RESIZE_USAGE, runResizeCommand } from './commands/resize.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
 import { runClusterCommand } from './commands/cluster.js';
@@ -53,7 +54,8 @@ function usageOf(command: string): string {
 
 /** The `shoal` command line: each command lives in ./commands; this file only dispatches. */
 async function main(): Promise<void> {
-  const [command, ...rest] = process.argv.slice(2);
+  const [command, ...given] = process.argv.slice(2);
+  const rest = joinNegativeValues(given);
   if (command && command !== 'cluster' && rest.some((a) => a === '--help' || a === '-h')) {
     process.stdout.write(usageOf(command) + '\n');
     return;

@@ -32,6 +32,7 @@ describe('shoal exits non-zero with the reason', () => {
     [['--epochs', 'abc'], '--epochs "abc": not a number; expected a number above 0'],
     [['--steps', '1.5'], '--steps "1.5": not a whole number'],
     [['--steps=-5'], '--steps "-5": too small'],
+    [['--steps', '-5'], '--steps "-5": too small'],
     [['--checkpoint-every', '0'], '--checkpoint-every "0": too small'],
     [['--checkpoint-every', 'abc'], '--checkpoint-every "abc": not a number'],
     [['--lr', '1e400'], '--lr "1e400": too large to be a number (it reads as Infinity)'],
@@ -51,6 +52,13 @@ describe('shoal exits non-zero with the reason', () => {
     const run = shoal(['deploy', '--cluster', 'local', '--model', 'mlp', ...args]);
     expect(run.code, run.err).toBe(1);
     expect(run.err).toContain(message);
+  });
+
+  it("the README's `shoal plan --model mlp --plan pp2-dp2` checks the plan on the 4 agents it needs, whatever the core count", () => {
+    const run = shoal(['plan', '--model', 'mlp', '--plan', 'pp2-dp2']);
+    expect(run.code, run.err).toBe(0);
+    expect(JSON.parse(run.out).stages).toHaveLength(2);
+    expect(run.err).not.toContain('too-few-agents');
   });
 
   it('a plan file with a misspelt field is refused with the known name', () => {

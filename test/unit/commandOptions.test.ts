@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { zooModel } from '../../engine/model/zoo.js';
-import { intOption, localAgentLimit, numberOption } from '../../engine/node/commands/optionValues.js';
+import { intOption, joinNegativeValues, localAgentLimit, numberOption } from '../../engine/node/commands/optionValues.js';
 import { planFileConflicts } from '../../engine/node/commands/planFileFlags.js';
 import { runLength } from '../../engine/node/commands/train.js';
 import { optimizerFrom } from '../../engine/node/trainingOptions.js';
@@ -21,6 +21,12 @@ describe('numeric options', () => {
   ])('--%s %s is refused', (key, value, message) => {
     const read = () => (['steps', 'checkpoint-every'].includes(key) ? intOption({ [key]: value }, key) : numberOption({ [key]: value }, key, key === 'validation-split' ? { above: 0, below: 1 } : { above: 0 }));
     expect(read).toThrow(message);
+  });
+
+  it('joins a negative number to the long option before it, so the strict checks see it', () => {
+    expect(joinNegativeValues(['--steps', '-5', '--lr', '-.5', '--json'])).toEqual(['--steps=-5', '--lr=-.5', '--json']);
+    // A short flag or a word after an option stays what it was.
+    expect(joinNegativeValues(['--model', 'mlp', '-h', '--out', '-x'])).toEqual(['--model', 'mlp', '-h', '--out', '-x']);
   });
 
   it('accepts good values and absent options', () => {

@@ -46,6 +46,21 @@ function read(values: OptionValues, key: string): string | undefined {
   return value.trim();
 }
 
+/**
+ * `--steps -5` as `--steps=-5`: Node's parseArgs reads a value that starts with a dash as another option
+ * and answers "argument is ambiguous"; joined, the value reaches the strict checks below, which say what
+ * is accepted. Only a negative number after a long option is joined.
+ */
+export function joinNegativeValues(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const arg of args) {
+    const previous = out[out.length - 1];
+    if (previous !== undefined && /^--[a-z][\w-]*$/.test(previous) && /^-(\d|\.\d)/.test(arg)) out[out.length - 1] = `${previous}=${arg}`;
+    else out.push(arg);
+  }
+  return out;
+}
+
 /** A finite decimal number within bounds, or undefined when the option is absent. */
 export function numberOption(values: OptionValues, key: string, bounds: Bounds = {}): number | undefined {
   const text = read(values, key);

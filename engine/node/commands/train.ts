@@ -5,7 +5,7 @@ import { loadModel, modelRef } from '../modelRef.js';
 import { optimizerFrom, shuffleFrom, trainingSetupFrom, TRAINING_OPTIONS } from '../trainingOptions.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { executionSupport } from '../../plan/executionSupport.js';
-import { parsePlan, type Plan } from '../../plan/plan.js';
+import { agentsNeeded, parsePlan, type Plan } from '../../plan/plan.js';
 import { DEFAULT_OPTIMIZER, presetPlan } from '../../plan/presets.js';
 import { validatePlan } from '../../plan/validate.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
@@ -114,9 +114,12 @@ export async function runTrain(values: TrainValues): Promise<void> {
     length = runLength(values);
     checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
     evalEverySteps = intOption(values, 'eval-every', { example: '50' });
-    cluster = localClusterOption(String(values.cluster ?? 'local'), defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);
+    // Without --cluster the plan is checked on as many local agents as it needs (at least the default),
+    // so printing pp2-dp2 works on a 2-core machine; the warning says when that oversubscribes the cores.
+    const where = values.cluster === undefined ? `local:${Math.max(agentsNeeded(plan), defaultLocalAgents())}` : String(values.cluster);
+    cluster = localClusterOption(where, defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
     training = trainingSetupFrom(values, model, plan.seed);
   } catch (err) {
     fail((err as Error).message);
@@ -164,9 +167,12 @@ export function printPresetPlan(values: TrainValues): void {
   let plan: Plan;
   let cluster: ReturnType<typeof localClusterOption>;
   try {
-    cluster = localClusterOption(String(values.cluster ?? 'local'), defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);
+    // Without --cluster the plan is checked on as many local agents as it needs (at least the default),
+    // so printing pp2-dp2 works on a 2-core machine; the warning says when that oversubscribes the cores.
+    const where = values.cluster === undefined ? `local:${Math.max(agentsNeeded(plan), defaultLocalAgents())}` : String(values.cluster);
+    cluster = localClusterOption(where, defaultLocalAgents(), (line) => process.stderr.write(`shoal: warning: ${line}\n`));
   } catch (err) {
     fail((err as Error).message);
   }
