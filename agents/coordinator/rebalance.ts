@@ -1,4 +1,5 @@
 import type { Plan } from '../../engine/plan/plan.js';
+import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import type { VirtualNodeBalancer } from './balancer.js';
 import { placedAgents, type Generations } from './generations.js';
 import type { EventLog } from './eventLog.js';
@@ -13,8 +14,8 @@ export async function rebalance(generations: Generations, balancer: VirtualNodeB
   if (!proposal) return false;
   const plan: Plan = { ...gen.plan, virtualNodes: { total: proposal.perReplica.reduce((a, b) => a + b, 0), perReplica: proposal.perReplica } };
   await gen.ask({ type: 'remap', plan });
+  balancer.applied(virtualNodesPerReplica(gen.plan), proposal.perReplica);
   gen.plan = plan;
-  balancer.reset();
   log.emit({
     type: 'membership',
     generation: gen.id,
