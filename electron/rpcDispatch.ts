@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
+import { AddHostsRequestSchema, ClusterNameSchema, EditHostRequestSchema, ImportHostsRequestSchema, RemoveHostRequestSchema, RenameClusterRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema } from '../engine/protocol/deploy.js';
 import { ImportModelRequestSchema } from '../engine/protocol/modelImport.js';
 import { InspectDatasetRequestSchema, UploadDataFileRequestSchema } from '../engine/protocol/datasetInspect.js';
-import { RunIdSchema } from '../engine/protocol/runs.js';
+import { DeleteRunOptionsSchema, RunIdSchema, RunMetaUpdateSchema } from '../engine/protocol/runs.js';
 import { ResizeRequestSchema, RpcCallSchema, TrainRequestSchema } from '../engine/protocol/studioApi.js';
 import type { RpcCall, RpcResult, StudioApi } from '../engine/protocol/studioApi.js';
 
@@ -27,9 +27,15 @@ const paramSchemas = {
   getRun: z.tuple([RunIdSchema]),
   exportRunWeights: z.tuple([RunIdSchema]),
   exportedWeightFiles: z.tuple([RunIdSchema]),
+  updateRun: z.tuple([RunIdSchema, RunMetaUpdateSchema]),
+  deleteRun: z.union([z.tuple([RunIdSchema]), z.tuple([RunIdSchema, DeleteRunOptionsSchema])]),
   listClusters: z.tuple([]),
   addClusterHosts: z.tuple([AddHostsRequestSchema]),
   importClusterHosts: z.tuple([ImportHostsRequestSchema]),
+  renameCluster: z.tuple([RenameClusterRequestSchema]),
+  removeCluster: z.tuple([ClusterNameSchema]),
+  editClusterHost: z.tuple([EditHostRequestSchema]),
+  removeClusterHost: z.tuple([RemoveHostRequestSchema]),
   startClusterTest: z.tuple([ClusterNameSchema]),
   clusterTestStatus: z.tuple([TestIdSchema]),
   answerHostKey: z.tuple([TrustAnswerSchema]),
@@ -99,6 +105,16 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       if (!parsed.success) throw bad(parsed.error);
       return api[call.method](parsed.data[0]);
     }
+    case 'updateRun': {
+      const parsed = paramSchemas.updateRun.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.updateRun(parsed.data[0], parsed.data[1]);
+    }
+    case 'deleteRun': {
+      const parsed = paramSchemas.deleteRun.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.deleteRun(parsed.data[0], parsed.data[1]);
+    }
     case 'addClusterHosts': {
       const parsed = paramSchemas.addClusterHosts.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
@@ -108,6 +124,26 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.importClusterHosts.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       return api.importClusterHosts(parsed.data[0]);
+    }
+    case 'renameCluster': {
+      const parsed = paramSchemas.renameCluster.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.renameCluster(parsed.data[0]);
+    }
+    case 'removeCluster': {
+      const parsed = paramSchemas.removeCluster.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.removeCluster(parsed.data[0]);
+    }
+    case 'editClusterHost': {
+      const parsed = paramSchemas.editClusterHost.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.editClusterHost(parsed.data[0]);
+    }
+    case 'removeClusterHost': {
+      const parsed = paramSchemas.removeClusterHost.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.removeClusterHost(parsed.data[0]);
     }
     case 'startClusterTest':
     case 'clusterTestStatus': {

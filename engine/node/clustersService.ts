@@ -1,12 +1,26 @@
-import { AddHostsRequestSchema, ClusterNameSchema, ImportHostsRequestSchema, TestIdSchema, TrustAnswerSchema, type ClusterListing } from '../protocol/clusters.js';
+import {
+  AddHostsRequestSchema,
+  ClusterNameSchema,
+  EditHostRequestSchema,
+  ImportHostsRequestSchema,
+  RemoveHostRequestSchema,
+  RenameClusterRequestSchema,
+  TestIdSchema,
+  TrustAnswerSchema,
+  type ClusterListing,
+} from '../protocol/clusters.js';
 import type { StudioApi } from '../protocol/studioApi.js';
 import { ClusterTests } from './hosts/clusterTests.js';
 import { loadClusterProfile } from './hosts/clusterProfile.js';
+import { editHost, removeCluster, removeHost, renameCluster } from './hosts/clusterEdits.js';
 import { clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
 import { hopLabel, hostsFromSpecs } from './hosts/hostSpecs.js';
 import { importSshConfig } from './hosts/sshConfigImport.js';
 
-type ClustersApi = Pick<StudioApi, 'listClusters' | 'addClusterHosts' | 'importClusterHosts' | 'startClusterTest' | 'clusterTestStatus' | 'answerHostKey'>;
+type ClustersApi = Pick<
+  StudioApi,
+  'listClusters' | 'addClusterHosts' | 'importClusterHosts' | 'renameCluster' | 'removeCluster' | 'editClusterHost' | 'removeClusterHost' | 'startClusterTest' | 'clusterTestStatus' | 'answerHostKey'
+>;
 
 function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
@@ -59,6 +73,25 @@ export function clustersService(): ClustersApi & { close(): void } {
       const imported = importSshConfig({ ...(r.sshConfig ? { file: r.sshConfig } : {}), ...(r.hosts?.length ? { only: r.hosts } : {}) });
       saveClusterHosts(r.cluster, imported.hosts);
       return { ...listing(), imported: imported.hosts.map((h) => h.alias), warnings: imported.warnings, from: imported.file };
+    },
+    async renameCluster(request) {
+      const r = parse(RenameClusterRequestSchema, request, 'rename request');
+      renameCluster(r.cluster, r.to);
+      return listing();
+    },
+    async removeCluster(name) {
+      removeCluster(parse(ClusterNameSchema, name, 'cluster name'));
+      return listing();
+    },
+    async editClusterHost(request) {
+      const r = parse(EditHostRequestSchema, request, 'host change');
+      editHost(r.cluster, r.host, { address: r.address, identityFile: r.identityFile, jump: r.jump });
+      return listing();
+    },
+    async removeClusterHost(request) {
+      const r = parse(RemoveHostRequestSchema, request, 'host removal');
+      removeHost(r.cluster, r.host);
+      return listing();
     },
     async startClusterTest(name) {
       const cluster = findCluster(parse(ClusterNameSchema, name, 'cluster name'));

@@ -1,12 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobState } from '../protocol/events.js';
-import { RunIdSchema } from '../protocol/runs.js';
+import { DeleteRunOptionsSchema, RunIdSchema } from '../protocol/runs.js';
 import type { StudioApi } from '../protocol/studioApi.js';
 import { exportWeights } from './export/exportWeights.js';
+import { deleteRun } from './jobs/runDelete.js';
 import { listRuns, readRun, runFolder } from './jobs/runHistory.js';
+import { updateRunMeta } from './jobs/runMeta.js';
 
-type RunsApi = Pick<StudioApi, 'listRuns' | 'getRun' | 'exportRunWeights' | 'exportedWeightFiles'>;
+type RunsApi = Pick<StudioApi, 'listRuns' | 'getRun' | 'exportRunWeights' | 'exportedWeightFiles' | 'updateRun' | 'deleteRun'>;
 
 /** Largest export handed to the browser as a download (a 10,000-class classifier is ~20 MB). */
 const MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024;
@@ -30,6 +32,18 @@ export function runsService(live: () => Map<string, JobState>): RunsApi {
     async getRun(id) {
       const checked = runId(id);
       return readRun(checked, live().get(checked));
+    },
+    async updateRun(id, update) {
+      const checked = runId(id);
+      updateRunMeta(runFolder(checked), update);
+      return readRun(checked, live().get(checked)).summary;
+    },
+    async deleteRun(id, options) {
+      const checked = runId(id);
+      const parsed = DeleteRunOptionsSchema.safeParse(options ?? {});
+      if (!parsed.success) throw new Error(`The delete options are malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(options)'}: ${i.message}`).join('; ')}`);
+      const state = live().get(checked);
+      return deleteRun(checked, { permanently: parsed.data.permanently, running: state === 'running' || state === 'starting' });
     },
     async exportRunWeights(id) {
       return exportWeights(runFolder(runId(id)));

@@ -8,18 +8,52 @@ import type { ClusterLinkProfile } from '../cluster/linkProfile.js';
  */
 export const ClusterNameSchema = z
   .string()
-  .min(1)
-  .max(100)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a cluster name uses letters, digits, dot, dash and underscore');
+  .min(1, 'give the cluster a name')
+  .max(100, 'a cluster name is at most 100 characters')
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'a cluster name starts with a letter or digit and uses letters, digits, dot, dash and underscore');
+
+/**
+ * `[user@]address[:port]` (`[::1]:2222` for IPv6), as `shoal cluster add --host` takes it; the same
+ * reading as parseHostSpec (engine/node/hosts/host.ts), checked here so that a form can say it at the field.
+ */
+export const HostSpecSchema = z
+  .string()
+  .trim()
+  .min(1, 'give a host as user@address[:port]')
+  .max(300, 'a host is at most 300 characters')
+  .superRefine((spec, ctx) => {
+    const at = spec.lastIndexOf('@');
+    const user = at >= 0 ? spec.slice(0, at) : 'user';
+    const rest = at >= 0 ? spec.slice(at + 1) : spec;
+    const m = /^\[([^\]]+)\](?::(\d+))?$/.exec(rest) ?? /^([^:[\]\s@]+)(?::(\d+))?$/.exec(rest);
+    if (!m || !user || /\s/.test(user)) {
+      ctx.addIssue({ code: 'custom', message: `"${spec}" is not a host: expected user@address[:port], e.g. alice@10.0.0.5:22` });
+      return;
+    }
+    const port = m[2] === undefined ? 22 : Number(m[2]);
+    if (port < 1 || port > 65535) ctx.addIssue({ code: 'custom', message: `"${spec}": port ${m[2]} is not between 1 and 65535` });
+  });
+
+/** A comma-separated jump chain, `user@bastion[:port]` each. */
+const JumpSchema = z
+  .string()
+  .trim()
+  .max(1000, 'a jump chain is at most 1,000 characters')
+  .superRefine((chain, ctx) => {
+    for (const hop of chain.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const checked = HostSpecSchema.safeParse(hop);
+      if (!checked.success) ctx.addIssue({ code: 'custom', message: `jump host ${checked.error.issues[0]?.message ?? hop}` });
+    }
+  });
 
 export const AddHostsRequestSchema = z.object({
   cluster: ClusterNameSchema,
   /** `[user@]address[:port]` each; the user defaults to the studio's. */
-  hosts: z.array(z.string().trim().min(1).max(300)).min(1).max(256),
+  hosts: z.array(HostSpecSchema).min(1, 'give at least one host as user@address[:port]').max(256, 'at most 256 hosts at once'),
   /** Private key path (not the key): tried after ssh-agent. */
-  identityFile: z.string().trim().min(1).max(1000).optional(),
+  identityFile: z.string().trim().min(1).max(1000, 'a key path is at most 1,000 characters').optional(),
   /** Jump hosts, `user@bastion[:port]`, comma-separated for a chain. */
-  jump: z.string().trim().min(1).max(1000).optional(),
+  jump: JumpSchema.optional(),
 });
 export type AddHostsRequest = z.infer<typeof AddHostsRequestSchema>;
 
@@ -31,6 +65,27 @@ export const ImportHostsRequestSchema = z.object({
   hosts: z.array(z.string().trim().min(1).max(300)).max(256).optional(),
 });
 export type ImportHostsRequest = z.infer<typeof ImportHostsRequestSchema>;
+
+/** Rename a cluster (its stored link survey goes with it). */
+export const RenameClusterRequestSchema = z.object({ cluster: ClusterNameSchema, to: ClusterNameSchema });
+export type RenameClusterRequest = z.infer<typeof RenameClusterRequestSchema>;
+
+export const RemoveHostRequestSchema = z.object({ cluster: ClusterNameSchema, host: z.string().trim().min(1).max(300) });
+export type RemoveHostRequest = z.infer<typeof RemoveHostRequestSchema>;
+
+/**
+ * Change one host of a cluster: its address (`user@address[:port]`), key and jump chain. An identity
+ * file or jump left out is kept; an empty one clears it (ssh-agent and default keys; a direct connection).
+ */
+export const EditHostRequestSchema = z.object({
+  cluster: ClusterNameSchema,
+  /** The host's alias as listed. */
+  host: z.string().trim().min(1).max(300),
+  address: HostSpecSchema,
+  identityFile: z.string().trim().max(1000, 'a key path is at most 1,000 characters').optional(),
+  jump: JumpSchema.optional(),
+});
+export type EditHostRequest = z.infer<typeof EditHostRequestSchema>;
 
 export const TestIdSchema = z.string().regex(/^test-\d+$/);
 export const TrustAnswerSchema = z.object({ testId: TestIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });

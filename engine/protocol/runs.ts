@@ -31,6 +31,55 @@ export interface RunSummary {
   checkpoints: number;
   /** Whether the run folder has the coordinator's event history (events.jsonl). */
   hasHistory: boolean;
+  /** What the user called the run, its tags and notes (run.meta.json); absent: never named. */
+  name?: string;
+  tags: string[];
+  notes?: string;
+  /** Name of the data it trained on (job.json's dataset record). */
+  dataset?: string;
+  /** Hosts the run used: a deployed run's hosts (deploy.json), else this machine. */
+  hosts: string[];
+  /** Training time: the final event's, else the elapsed time of the last step. */
+  durationMs?: number;
+  /** Loss of the last step the run reported. */
+  finalLoss?: number;
+  validationLoss?: number;
+  /** The final (else the latest) evaluation's metrics by name. */
+  metrics?: Record<string, number>;
+}
+
+/** Limits of what a user may write into a run's name, tags and notes (run.meta.json). */
+export const RUN_META_LIMITS = { name: 120, tag: 40, tags: 20, notes: 4000 } as const;
+
+/**
+ * An edit of a run's name, tags or notes; a field left out is kept, an empty name or notes clears it.
+ * Tags are trimmed and kept in order, without duplicates.
+ */
+export const RunMetaUpdateSchema = z.strictObject({
+  name: z.string().trim().max(RUN_META_LIMITS.name, `a run name has at most ${RUN_META_LIMITS.name} characters`).regex(/^[^\n\r\t]*$/, 'a run name is one line').optional(),
+  tags: z
+    .array(
+      z
+        .string()
+        .trim()
+        .min(1, 'a tag is not empty')
+        .max(RUN_META_LIMITS.tag, `a tag has at most ${RUN_META_LIMITS.tag} characters`)
+        .regex(/^[^,\n\r\t]+$/, 'a tag has no comma or line break'),
+    )
+    .max(RUN_META_LIMITS.tags, `a run has at most ${RUN_META_LIMITS.tags} tags`)
+    .optional(),
+  notes: z.string().max(RUN_META_LIMITS.notes, `notes have at most ${RUN_META_LIMITS.notes} characters`).optional(),
+});
+export type RunMetaUpdate = z.infer<typeof RunMetaUpdateSchema>;
+
+/** Delete a run: its folder goes to Shoal's trash (beside the runs folder), or is removed for good. */
+export const DeleteRunOptionsSchema = z.strictObject({ permanently: z.boolean().optional() });
+export type DeleteRunOptions = z.infer<typeof DeleteRunOptionsSchema>;
+
+export interface RunDeletion {
+  id: string;
+  /** Where the folder went; absent when it was removed for good. */
+  trashedTo?: string;
 }
 
 /**
@@ -51,6 +100,7 @@ export interface DatasetRecord {
 
 export interface RunCurves {
   step: number[];
+  epoch: number[];
   loss: number[];
   samplesPerSec: number[];
   stepMs: number[];

@@ -3,11 +3,11 @@ import type { ModelGraph } from '../model/graph.js';
 import type { ZooEntry } from '../model/zoo.js';
 import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
-import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from './clusters.js';
+import type { AddHostsRequest, ClusterListing, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from './clusters.js';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from './deploy.js';
 import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from './datasetInspect.js';
 import type { ImportModelRequest } from './modelImport.js';
-import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from './runs.js';
+import type { DeleteRunOptions, ExportedFile, RunDeletion, RunDetail, RunMetaUpdate, RunSummary, WeightsExport } from './runs.js';
 import { DataRefSchema } from './trainingSetup.js';
 
 /**
@@ -78,6 +78,10 @@ export interface StudioApi {
   listRuns(): Promise<RunSummary[]>;
   /** One run's curves, evaluations, plan and predicted vs measured step time. */
   getRun(runId: string): Promise<RunDetail>;
+  /** Set a run's name, tags or notes (run.meta.json in its folder); returns its summary. */
+  updateRun(runId: string, update: RunMetaUpdate): Promise<RunSummary>;
+  /** Move a run's folder to Shoal's trash, or remove it `permanently`; a running job's run is refused. */
+  deleteRun(runId: string, options?: DeleteRunOptions): Promise<RunDeletion>;
   /** Write the run's newest checkpoint as a tfjs LayersModel (model.json + weights) into `<run>/tfjs-model`. */
   exportRunWeights(runId: string): Promise<WeightsExport>;
   /** The files of that export, for a download in the browser shell. */
@@ -87,6 +91,14 @@ export interface StudioApi {
   addClusterHosts(request: AddHostsRequest): Promise<ClusterListing>;
   /** Hosts from an ssh config (default ~/.ssh/config): Host, HostName, User, Port, IdentityFile, ProxyJump, Include. */
   importClusterHosts(request: ImportHostsRequest): Promise<ClusterListing & { imported: string[]; warnings: string[]; from: string }>;
+  /** Rename a stored cluster (its measured links follow). */
+  renameCluster(request: RenameClusterRequest): Promise<ClusterListing>;
+  /** Remove a stored cluster and its measured links. */
+  removeCluster(cluster: string): Promise<ClusterListing>;
+  /** Change a host's address, key or jump chain. */
+  editClusterHost(request: EditHostRequest): Promise<ClusterListing>;
+  /** Remove a host (a cluster left without hosts goes too). */
+  removeClusterHost(request: RemoveHostRequest): Promise<ClusterListing>;
   /** Start a connection test (preflight of every host); poll clusterTestStatus for progress and host-key questions. */
   startClusterTest(cluster: string): Promise<{ testId: string }>;
   clusterTestStatus(testId: string): Promise<ClusterTestStatus>;
@@ -114,8 +126,8 @@ export interface StudioApi {
 
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
-export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'importModelFile', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles',
-  'listClusters', 'addClusterHosts', 'importClusterHosts', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
+export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'importModelFile', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles', 'updateRun', 'deleteRun',
+  'listClusters', 'addClusterHosts', 'importClusterHosts', 'renameCluster', 'removeCluster', 'editClusterHost', 'removeClusterHost', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
   'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob', 'inspectDataset', 'uploadDataFile'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */

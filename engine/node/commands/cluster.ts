@@ -8,6 +8,7 @@ import { clustersFile, loadClusters, saveClusterHosts } from '../hosts/clusterSt
 import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from '../hosts/host.js';
 import { linkReport } from '../hosts/linkReport.js';
 import { importSshConfig } from '../hosts/sshConfigImport.js';
+import { runClusterEdit } from './clusterEdit.js';
 import { runClusterTest } from './clusterTest.js';
 import { processIo, type CommandIo } from './commandIo.js';
 
@@ -17,12 +18,17 @@ export const CLUSTER_USAGE = `Usage:
   shoal cluster test <name> [--trust-new] [--json] [--no-survey]
   shoal cluster list [--json]
   shoal cluster show <name> [--json]
+  shoal cluster rename <name> <new-name>
+  shoal cluster remove <name> [--host alias]…
+  shoal cluster edit <name> --host alias --address user@address[:port] [--identity key|''] [--jump user@jump[:port],…|'']
 --identity is used for the hosts and their jump hosts; without it, ssh-agent and ~/.ssh/id_* are tried.
 test preflights every host, then measures bandwidth and latency between every pair of hosts that passed
 (agents are uploaded and run briefly); --no-survey skips that. show prints the hosts and the stored links.
+remove without --host removes the cluster and its measured links; with --host, those hosts only.
+edit changes one host: --identity '' or --jump '' clears the key or the jump chain; left out, they are kept.
 `;
 
-class UsageError extends Error {}
+export class UsageError extends Error {}
 
 /** `shoal cluster …`: returns the exit code (0 ok, 1 a host failed or bad input, 2 usage). */
 export async function runClusterCommand(args: string[], io: CommandIo = processIo): Promise<number> {
@@ -39,6 +45,10 @@ export async function runClusterCommand(args: string[], io: CommandIo = processI
         return listCommand(rest, io);
       case 'show':
         return showCommand(rest, io);
+      case 'rename':
+      case 'remove':
+      case 'edit':
+        return runClusterEdit(sub, rest, io);
       case undefined:
       case 'help':
       case '--help':
@@ -57,7 +67,7 @@ export async function runClusterCommand(args: string[], io: CommandIo = processI
   }
 }
 
-function clusterName(name: string | undefined): string {
+export function clusterName(name: string | undefined): string {
   if (!name) throw new UsageError('A cluster name is required.');
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new UsageError(`"${name}" is not a cluster name: use letters, digits, dot, dash and underscore.`);
   return name;

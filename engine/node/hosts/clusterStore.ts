@@ -59,6 +59,11 @@ export function saveClusterHosts(name: string, hosts: SshHost[]): SshCluster {
     if (i >= 0) cluster.hosts[i] = host;
     else cluster.hosts.push(host);
   }
-  writeFileAtomic(clustersFile(), JSON.stringify({ version: 1, clusters }, null, 2) + '\n');
+  saveClusters(clusters);
   return cluster;
+}
+
+/** Replace every stored cluster (atomically: a crash leaves the old file or the new one). */
+export function saveClusters(clusters: SshCluster[]): void {
+  writeFileAtomic(clustersFile(), JSON.stringify({ version: 1, clusters }, null, 2) + '\n');
 }

@@ -8,6 +8,8 @@ import { JobEventSchema, type JobEvent, type JobState } from '../../protocol/eve
 import { JobProfileSchema } from '../../protocol/profile.js';
 import { RunIdSchema, type RunDetail, type RunSummary } from '../../protocol/runs.js';
 import { ownerAlive, readControlFile } from './controlFile.js';
+import { DEPLOY_RECORD } from './deployRecord.js';
+import { readRunMeta } from './runMeta.js';
 import { runsRoot, type RunRecord } from './runStore.js';
 
 export const EVENTS_FILE = 'events.jsonl';
@@ -89,6 +91,19 @@ function runningElsewhere(dir: string): boolean {
   }
 }
 
+/** A deployed run's hosts (deploy.json, head first), else this machine. */
+function runHosts(dir: string): string[] {
+  const file = join(dir, DEPLOY_RECORD);
+  if (!existsSync(file)) return ['this machine'];
+  try {
+    const record = JSON.parse(readFileSync(file, 'utf8')) as { launcher?: string; hosts?: Array<{ alias?: string }> };
+    const hosts = (record.hosts ?? []).map((h) => h.alias).filter((a): a is string => typeof a === 'string');
+    return record.launcher === 'local' || hosts.length === 0 ? ['this machine'] : hosts;
+  } catch {
+    return ['this machine'];
+  }
+}
+
 function summarize(id: string, dir: string, record: RunRecord, events: JobEvent[], live?: JobState): RunSummary {
   const final = lastOf(events, 'final');
   const status = lastOf(events, 'status');
@@ -101,8 +116,16 @@ function summarize(id: string, dir: string, record: RunRecord, events: JobEvent[
     else if (status && (status.state === 'failed' || status.state === 'stopped')) state = status.state;
     else if (runningElsewhere(dir)) state = 'running';
   }
+  const lastEvalOrFinal = final ?? lastEval;
   return {
     id,
+    ...readRunMeta(dir),
+    ...(record.dataset ? { dataset: record.dataset.name } : {}),
+    hosts: runHosts(dir),
+    durationMs: final ? final.seconds * 1000 : lastStep?.elapsedMs,
+    finalLoss: lastStep?.loss,
+    validationLoss: lastEvalOrFinal?.validationLoss,
+    ...(lastEvalOrFinal?.metrics && Object.keys(lastEvalOrFinal.metrics).length ? { metrics: lastEvalOrFinal.metrics } : {}),
     createdAt: record.createdAt,
     model: record.model,
     agents: record.agents,
@@ -168,7 +191,7 @@ export function readRun(id: string, live?: JobState, root = runsRoot()): RunDeta
   const record = readRecord(dir);
   const eventsFile = join(dir, EVENTS_FILE);
   const events = existsSync(eventsFile) ? parseEvents(readFileSync(eventsFile, 'utf8')) : [];
-  const curves: RunDetail['curves'] = { step: [], loss: [], samplesPerSec: [], stepMs: [], elapsedMs: [] };
+  const curves: RunDetail['curves'] = { step: [], epoch: [], loss: [], samplesPerSec: [], stepMs: [], elapsedMs: [] };
   const detail: RunDetail = { summary: summarize(id, dir, record, events, live), plan: record.plan, curves, evals: [], membership: [], ...(record.dataset ? { dataset: record.dataset } : {}) };
   for (const e of events) {
     if (e.type === 'step') {
@@ -176,6 +199,7 @@ export function readRun(id: string, live?: JobState, root = runsRoot()): RunDeta
       const keep = curves.step.findIndex((s) => s >= e.step);
       if (keep >= 0) for (const series of Object.values(curves)) series.length = keep;
       curves.step.push(e.step);
+      curves.epoch.push(e.epoch);
       curves.loss.push(e.loss);
       curves.samplesPerSec.push(e.samplesPerSec);
       curves.stepMs.push(e.stepMs);

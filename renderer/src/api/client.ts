@@ -1,11 +1,11 @@
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
-import type { AddHostsRequest, ClusterListing, ClusterTestStatus, ImportHostsRequest, TrustAnswer } from '../../../engine/protocol/clusters';
+import type { AddHostsRequest, ClusterListing, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from '../../../engine/protocol/clusters';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from '../../../engine/protocol/deploy';
 import type { ImportModelRequest } from '../../../engine/protocol/modelImport';
 import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from '../../../engine/protocol/datasetInspect';
-import type { ExportedFile, RunDetail, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
+import type { DeleteRunOptions, ExportedFile, RunDeletion, RunDetail, RunMetaUpdate, RunSummary, WeightsExport } from '../../../engine/protocol/runs';
 import type { JobSummary, ResizeRequest, StudioApi, StudioInfo, StudioMethod, TrainRequest } from '../../../engine/protocol/studioApi';
 import { takeAccessToken } from './token';
 import type { Transport } from './transport';
@@ -40,9 +40,15 @@ export function clientOver(transport: Transport): StudioClient {
     getRun: (runId: string) => call<RunDetail>('getRun', runId),
     exportRunWeights: (runId: string) => call<WeightsExport>('exportRunWeights', runId),
     exportedWeightFiles: (runId: string) => call<ExportedFile[]>('exportedWeightFiles', runId),
+    updateRun: (runId: string, update: RunMetaUpdate) => call<RunSummary>('updateRun', runId, update),
+    deleteRun: (runId: string, options?: DeleteRunOptions) => call<RunDeletion>('deleteRun', runId, ...(options ? [options] : [])),
     listClusters: () => call<ClusterListing>('listClusters'),
     addClusterHosts: (request: AddHostsRequest) => call<ClusterListing>('addClusterHosts', request),
     importClusterHosts: (request: ImportHostsRequest) => call<ClusterListing & { imported: string[]; warnings: string[]; from: string }>('importClusterHosts', request),
+    renameCluster: (request: RenameClusterRequest) => call<ClusterListing>('renameCluster', request),
+    removeCluster: (cluster: string) => call<ClusterListing>('removeCluster', cluster),
+    editClusterHost: (request: EditHostRequest) => call<ClusterListing>('editClusterHost', request),
+    removeClusterHost: (request: RemoveHostRequest) => call<ClusterListing>('removeClusterHost', request),
     startClusterTest: (cluster: string) => call<{ testId: string }>('startClusterTest', cluster),
     clusterTestStatus: (testId: string) => call<ClusterTestStatus>('clusterTestStatus', testId),
     answerHostKey: (answer: TrustAnswer) => call<void>('answerHostKey', answer),
