@@ -75,7 +75,7 @@ test('lists past runs, opens one, exports its weights and compares two', async (
     const detail = page.getByTestId('run-detail');
     await expect(detail).toContainText('2 stages × 1 replica');
     await expect(detail.getByTestId('run-loss')).toHaveAttribute('data-points', '10');
-    await expect(detail.getByTestId('measured-step-ms')).toContainText(/\d+\.\d ms/);
+    await expect(detail.getByTestId('measured-step-ms')).toContainText(/^\d[\d.,]* (µs|ms|s)$/);
     // Its validation: loss, accuracy, the data it trained on, and the digits' confusion matrix over all
     // 2,000 validation samples with per-class accuracy, readable in both themes.
     await expect(detail.getByTestId('validation-loss')).toHaveText(/^\d+\.\d{4}$/);

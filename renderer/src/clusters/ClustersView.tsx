@@ -1,4 +1,5 @@
 import { useEffect } from 'react';
+import { formatBytes } from '../format';
 import type { HostTestView, HostView } from '../../../engine/protocol/clusters';
 import { openOverlay } from '../shell/shellStore';
 import { AddHostsForm, ImportHostsForm } from './ClusterForms';
@@ -8,7 +9,7 @@ import { refreshClusters, resumePolling, selectCluster, stopPolling, testCluster
 import { TrustDialog } from './TrustDialog';
 
 const MARK: Record<string, string> = { running: '…', ok: '✓', warn: '!', fail: '✗', skipped: '–' };
-const gib = (bytes?: number) => (bytes === undefined ? '?' : `${(bytes / 1024 ** 3).toFixed(1)} GiB`);
+const gib = (bytes?: number) => (bytes === undefined ? '?' : formatBytes(bytes));
 
 function factsLine(f: NonNullable<HostTestView['facts']>): string {
   return [`${f.os ?? '?'} ${f.arch ?? ''}`.trim(), `${f.cpus ?? '?'} CPUs`, `${gib(f.memoryBytes)} RAM`, `${gib(f.diskFreeBytes)} free`, f.node ? `Node ${f.node}` : 'no Node', f.gpus.length ? `${f.gpus.length}× ${f.gpus[0]}` : 'no GPU'].join(' · ');

@@ -1,4 +1,5 @@
 import { DATA_UPLOAD_NAME, MAX_DATA_UPLOAD_BYTES } from '../../../engine/protocol/datasetInspect';
+import { formatBytes } from '../format';
 import { studioClient } from '../store/actions';
 import { errorText } from '../store/errorText';
 
@@ -12,7 +13,7 @@ export async function uploadDroppedFile(files: readonly File[]): Promise<{ path:
   if (files.length !== 1) return { error: `Drop one data file (a .csv, .tsv, .jsonl or .npz); ${files.length} were dropped. For a folder of images or .npy files, type its path.` };
   const [file] = files;
   if (!DATA_UPLOAD_NAME.test(file.name)) return { error: `${file.name} is not a data file the studio takes by drop: use a .csv, .tsv, .jsonl, .ndjson or .npz file, or type the path of a folder.` };
-  if (file.size > MAX_DATA_UPLOAD_BYTES) return { error: `${file.name} is ${(file.size / 2 ** 20).toFixed(1)} MiB; a dropped file is at most ${MAX_DATA_UPLOAD_BYTES / 2 ** 20} MiB. Type its path on this machine instead.` };
+  if (file.size > MAX_DATA_UPLOAD_BYTES) return { error: `${file.name} is ${formatBytes(file.size)}; a dropped file is at most ${formatBytes(MAX_DATA_UPLOAD_BYTES)}. Type its path on this machine instead.` };
   const client = studioClient();
   if (!client) return { error: 'Not connected to the studio.' };
   try {

@@ -1,4 +1,5 @@
 import type { ModelGraph } from '../../../engine/model/graph';
+import { formatBytes } from '../format';
 import { manifestPaths, MAX_IMPORT_BYTES } from '../../../engine/protocol/modelImport';
 import { studioClient } from '../store/actions';
 import { errorText } from '../store/errorText';
@@ -22,7 +23,7 @@ export async function importForTraining(fileName: string, text: string, modelByt
   const weights = others.filter((f) => named.has(f.name));
   const bytes = modelBytes + weights.reduce((n, f) => n + f.size, 0);
   if (bytes > MAX_IMPORT_BYTES) {
-    return { error: `${fileName} and its weights are ${(bytes / 2 ** 20).toFixed(1)} MiB; the studio trains models up to ${MAX_IMPORT_BYTES / 2 ** 20} MiB. Train it with shoal train --model path/to/model.json --data DIR.` };
+    return { error: `${fileName} and its weights are ${formatBytes(bytes)}; the studio trains models up to ${formatBytes(MAX_IMPORT_BYTES)}. Train it with shoal train --model path/to/model.json --data DIR.` };
   }
   try {
     const files = await Promise.all(weights.map(async (f) => ({ path: f.name, base64: await base64Of(f) })));

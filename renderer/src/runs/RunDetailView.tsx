@@ -1,12 +1,15 @@
 import { useMemo } from 'react';
 import type { RunDetail } from '../../../engine/protocol/runs';
 import { LineChart } from '../charts/LineChart';
-import { formatDuration } from '../format';
+import { formatBytes, formatDuration, formatMetric, formatPercent } from '../format';
+import { RunActions } from './RunActions';
+import { RunMetaEditor } from './RunMetaEditor';
+import { runLabel } from './runsTableModel';
 import { downloadRunWeights, exportRunWeights, useRuns } from './runsStore';
 import { ValidationPanel } from './ValidationPanel';
 
-const pct = (x: number) => `${(x * 100).toFixed(1)}%`;
-const ms = (x?: number) => (x === undefined ? '—' : `${x.toFixed(1)} ms`);
+const pct = (x: number) => formatPercent(x);
+const ms = (x?: number) => (x === undefined ? '—' : formatDuration(x));
 
 /** Predicted (datasheet, calibrated) vs measured step time, with the error of each prediction. */
 export function StepTimeTable({ runs }: { runs: Array<{ label: string; detail: RunDetail }> }) {
@@ -22,8 +25,8 @@ export function StepTimeTable({ runs }: { runs: Array<{ label: string; detail: R
         </tr>
       </thead>
       <tbody>
-        {runs.map(({ label, detail }) => (
-          <tr key={label}>
+        {runs.map(({ label, detail }, i) => (
+          <tr key={i}>
             <td>{label}</td>
             <td>
               {ms(detail.predictedStepMs)}
@@ -55,7 +58,7 @@ function ExportControls({ id }: { id: string }) {
       {state && state !== 'busy' && 'dir' in state && (
         <>
           <span data-testid="export-result">
-            model.json + weights ({(state.bytes / 1e6).toFixed(2)} MB, step {state.step}) in <code>{state.dir}</code>
+            model.json + weights ({formatBytes(state.bytes)}, step {state.step}) in <code>{state.dir}</code>
           </span>
           <button type="button" className="button button--quiet" onClick={() => void downloadRunWeights(id)} data-testid="download-weights">
             Download
@@ -76,12 +79,14 @@ export function RunDetailView({ id }: { id: string }) {
   const { summary, curves, final } = detail;
   return (
     <section className="run-detail" data-testid="run-detail" data-run={id}>
-      <h3 className="run-detail__title">
-        {summary.model} · {summary.planLabel}
+      <h3 className="run-detail__title" data-testid="run-title">
+        {runLabel(summary)} <span className="muted">· {summary.model} · {summary.planLabel}</span>
       </h3>
+      <RunActions run={summary} />
+      <RunMetaEditor run={summary} />
       <p className="muted">
         {new Date(summary.createdAt).toLocaleString()} · {summary.agents} agents · {summary.stepsDone} of {summary.steps} steps · {summary.state}
-        {final && ` · ${final.validationAccuracy === undefined ? `validation loss ${final.validationLoss.toFixed(4)}` : `validation accuracy ${pct(final.validationAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
+        {final && ` · ${final.validationAccuracy === undefined ? `validation loss ${formatMetric('loss', final.validationLoss)}` : `validation accuracy ${pct(final.validationAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
       </p>
       {detail.message && <p className="error-text">{detail.message}</p>}
       {!summary.hasHistory && <p className="muted">This run was recorded before Shoal kept event histories: only its plan and checkpoints are on disk.</p>}

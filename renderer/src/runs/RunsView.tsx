@@ -2,15 +2,16 @@ import { useEffect } from 'react';
 import { openOverlay } from '../shell/shellStore';
 import { RunCompare } from './RunCompare';
 import { RunDetailView } from './RunDetailView';
-import { openRun, refreshRuns, toggleCompare, useRuns } from './runsStore';
+import { RunsTable } from './RunsTable';
+import { refreshRuns, useRuns } from './runsStore';
+import './runs.css';
 
-const pct = (x?: number) => (x === undefined ? '—' : `${(x * 100).toFixed(1)}%`);
-
-/** Runs: every run kept on disk, newest first; open one, or tick two to compare them. */
+/** Runs: every run kept on disk in a sortable, filterable table; open one, or tick several to compare them. */
 export function RunsView() {
   const runs = useRuns((s) => s.runs);
   const loading = useRuns((s) => s.loading);
   const error = useRuns((s) => s.error);
+  const message = useRuns((s) => s.message);
   const opened = useRuns((s) => s.opened);
   const compare = useRuns((s) => s.compare);
   useEffect(() => {
@@ -21,7 +22,7 @@ export function RunsView() {
       <div className="overlay__panel">
         <header className="overlay__header">
           <h2>Runs</h2>
-          <span className="muted">Every training run is kept on disk with its curves and checkpoints. Click a run to open it; tick two to compare.</span>
+          <span className="muted">Every training run is kept on disk with its curves and checkpoints. Click a run to open it; tick two or more to compare them.</span>
           <button type="button" className="button button--quiet" onClick={() => void refreshRuns()} disabled={loading}>
             {loading ? 'Refreshing…' : 'Refresh'}
           </button>
@@ -29,58 +30,37 @@ export function RunsView() {
             ✕
           </button>
         </header>
-        {error && <p className="error-text">{error}</p>}
-        <div className="runs">
-          <div className="runs__list">
-            {runs.length === 0 && !loading ? (
-              <div className="empty-state" data-testid="runs-empty">
-                <strong>No runs yet.</strong>
-                <span>Pick a model and a plan, then press Train: the run, its curves and its checkpoints appear here, and stay after the studio closes.</span>
-              </div>
-            ) : (
-              <table className="runs-table runs-table--list" data-testid="runs-list">
-                <thead>
-                  <tr>
-                    <th aria-label="Compare" />
-                    <th>Run</th>
-                    <th>Model</th>
-                    <th>State</th>
-                    <th>Steps</th>
-                    <th>Accuracy</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {runs.map((run) => (
-                    <tr key={run.id} className={run.id === opened ? 'is-selected' : undefined} data-testid="run-row" data-run={run.id} onClick={() => openRun(run.id)}>
-                      <td onClick={(e) => e.stopPropagation()}>
-                        <input type="checkbox" aria-label={`Compare ${run.id}`} checked={compare.includes(run.id)} onChange={() => toggleCompare(run.id)} />
-                      </td>
-                      <td title={run.planLabel}>
-                        <div>{new Date(run.createdAt).toLocaleString()}</div>
-                        <div className="muted runs__id">{run.id}</div>
-                      </td>
-                      <td>{run.model}</td>
-                      <td className={`run-state run-state--${run.state}`}>{run.state}</td>
-                      <td>
-                        {run.stepsDone}/{run.steps}
-                      </td>
-                      <td>{pct(run.validationAccuracy)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            )}
-          </div>
+        {error && (
+          <p className="error-text overlay__message" role="alert">
+            {error}
+          </p>
+        )}
+        {message && (
+          <p className="overlay__message" data-testid="runs-message">
+            {message}
+          </p>
+        )}
+        <div className="runs runs--table">
+          {runs.length === 0 && !loading ? (
+            <div className="empty-state" data-testid="runs-empty">
+              <strong>No runs yet.</strong>
+              <span>Pick a model and a plan, then press Train: the run, its curves and its checkpoints appear here, and stay after the studio closes.</span>
+            </div>
+          ) : (
+            <RunsTable />
+          )}
           <div className="runs__detail">
-            {compare.length === 2 ? (
-              <RunCompare ids={[compare[0], compare[1]]} />
+            {compare.length >= 2 ? (
+              <RunCompare ids={compare} />
             ) : opened ? (
               <RunDetailView id={opened} />
             ) : (
-              <div className="empty-state">
-                <strong>Open a run</strong>
-                <span>Click a run on the left to see its curves, its plan's predicted and measured step time, and to export its weights for tf.loadLayersModel. Tick two runs to overlay their curves and see how their plans differ.</span>
-              </div>
+              runs.length > 0 && (
+                <div className="empty-state">
+                  <strong>Open a run</strong>
+                  <span>Click a run to see its curves, name and tag it, export its metrics (CSV, JSON) or weights, or delete it. Tick two or more runs to overlay their curves and list every field in which they differ.</span>
+                </div>
+              )
             )}
           </div>
         </div>

@@ -1,10 +1,10 @@
 import type { CSSProperties } from 'react';
 import type { Confusion } from '../../../engine/protocol/evaluation';
 import type { RunDetail } from '../../../engine/protocol/runs';
-import { formatMetric } from '../metricFormat';
+import { formatMetric, formatPercent } from '../format';
 import './confusion.css';
 
-const pct = (x: number | null) => (x === null ? '—' : `${(x * 100).toFixed(1)}%`);
+const pct = (x: number | null) => (x === null ? '—' : formatPercent(x));
 
 /** Per-class accuracy beside each true class's row of counts; each cell shaded by its share of the row. */
 export function ConfusionMatrix({ confusion }: { confusion: Confusion }) {
@@ -63,7 +63,7 @@ export function ValidationPanel({ detail }: { detail: RunDetail }) {
         {result && (
           <div>
             <dt>loss</dt>
-            <dd data-testid="validation-loss">{result.validationLoss.toFixed(4)}</dd>
+            <dd data-testid="validation-loss">{formatMetric('loss', result.validationLoss)}</dd>
           </div>
         )}
         {result?.validationAccuracy !== undefined && (

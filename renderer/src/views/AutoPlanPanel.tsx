@@ -2,7 +2,7 @@ import { executionSupport } from '../../../engine/plan/executionSupport';
 import type { Plan } from '../../../engine/plan/plan';
 import type { Suggestion } from '../../../engine/planner/suggestPlans';
 import { loadPlan, setPreview } from '../editor/editorStore';
-import { formatBytes, formatMs } from '../format';
+import { formatBytes, formatCount, formatMs, formatPercent } from '../format';
 import { usePlanner } from '../planner/usePlanner';
 import { clusterLabel, clusterSpec } from '../store/clusters';
 import { useStudio } from '../store/studioStore';
@@ -43,7 +43,7 @@ function SuggestionItem({ suggestion, rank, capacity, local }: { suggestion: Sug
         <span title={`Peak memory, on device ${device}`}>
           {formatBytes(peak)} / {formatBytes(capacity[device] ?? 0)}
         </span>
-        <span title="Pipeline bubble">bubble {(predicted.bubbleFraction * 100).toFixed(0)}%</span>
+        <span title="Pipeline bubble">bubble {formatPercent(predicted.bubbleFraction, 0)}</span>
         <span title="Traffic per step">↔ {formatBytes(predicted.commBytesPerStep)}</span>
       </div>
       <div className="suggestion__why">{rationale}</div>
@@ -88,7 +88,7 @@ export function AutoPlanPanel() {
             ))}
           </ol>
           <div className="autoplan__foot muted">
-            {state.result.evaluated.toLocaleString('en-US')} candidates in {Math.round(state.result.searchMs)} ms
+            {formatCount(state.result.evaluated)} candidates in {formatMs(state.result.searchMs)}
           </div>
         </>
       )}

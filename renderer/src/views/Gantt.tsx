@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'react';
 import type { TimelineEvent, TimelineKind } from '../../../engine/protocol/timeline';
 import { formatMs } from '../format';
+import { niceTicks, tickLabels } from '../charts/axis';
 
 /** Colours by kind of work: compute in blue and orange, communication in purple and red, the update in green. */
 export const KIND_COLORS: Record<TimelineKind, string> = {
@@ -84,7 +85,8 @@ export function Gantt({
 }) {
   const span = Math.max(1e-9, spanMs);
   const x = (ms: number) => GUTTER + (Math.max(0, ms) / span) * (width - GUTTER - 8);
-  const ticks = [0, 0.25, 0.5, 0.75, 1].map((f) => f * span);
+  const ticks = niceTicks('ms', 0, span, 4);
+  const tickText = tickLabels('ms', ticks);
   const height = rows.length * ROW + AXIS;
   return (
     <svg width={width} height={height} role="img" aria-label={label} onMouseLeave={() => onHover(undefined)}>
@@ -120,7 +122,7 @@ export function Gantt({
       ))}
       {ticks.map((t, i) => (
         <text key={i} className="timeline__tick" x={x(t)} y={height - 4} textAnchor={i === 0 ? 'start' : i === ticks.length - 1 ? 'end' : 'middle'}>
-          {formatMs(t)}
+          {tickText[i]}
         </text>
       ))}
     </svg>

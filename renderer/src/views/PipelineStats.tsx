@@ -1,3 +1,4 @@
+import { formatPercent } from '../format';
 import { stageColor } from '../graph/stageColors';
 import type { PipelineStageLine } from '../store/metrics';
 
@@ -28,7 +29,7 @@ export function PipelineStats({ stages }: { stages: PipelineStageLine[] }) {
               </span>
             </td>
             <td>{s.delay}</td>
-            <td>{(s.utilization * 100).toFixed(0)}%</td>
+            <td>{formatPercent(s.utilization, 0)}</td>
             <td>{s.lrMultiplier.toFixed(3)}</td>
             <td>{s.correction === 0 ? '—' : s.correction.toExponential(1)}</td>
           </tr>

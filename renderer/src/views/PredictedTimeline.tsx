@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'react';
 import type { TimelineEvent } from '../../../engine/protocol/timeline';
-import { formatMs } from '../format';
+import { formatMs, formatPercent } from '../format';
 import { usePlan } from '../store/planState';
 import { describeEvent, Gantt, KindLegend, useWidth, type GanttRow } from './Gantt';
 
@@ -28,7 +28,7 @@ export function PredictedTimeline() {
       <div className="timeline__head">
         <h2 className="panel__title">Predicted timeline · one step</h2>
         <span className="timeline__readout" data-testid="timeline-readout">
-          {hover ? describeEvent(hover) : cost ? `${formatMs(cost.stepMs)} per step · bubble ${(cost.bubbleFraction * 100).toFixed(0)}% (gaps) · ${plan?.schedule}` : ''}
+          {hover ? describeEvent(hover) : cost ? `${formatMs(cost.stepMs)} per step · bubble ${formatPercent(cost.bubbleFraction, 0)} (gaps) · ${plan?.schedule}` : ''}
         </span>
         <KindLegend />
       </div>

@@ -1,5 +1,5 @@
 import type { PlanCost } from '../../../engine/cost/planCost';
-import { formatBytes, formatMs } from '../format';
+import { formatBytes, formatDuration, formatMs, formatPercent, formatRate } from '../format';
 
 /**
  * What the cost model predicts for the plan before anything runs: step time and its breakdown, the
@@ -18,14 +18,14 @@ export function Prediction({ cost, pricedOnAgents }: { cost: PlanCost; pricedOnA
       <dl className="plan__facts">
         <dt>Step time</dt>
         <dd data-testid="predicted-step">
-          {formatMs(cost.stepMs)} · {Math.round(cost.samplesPerSec).toLocaleString('en-US')} samples/s
+          {formatMs(cost.stepMs)} · {formatRate(cost.samplesPerSec)}
         </dd>
         <dt>Breakdown</dt>
         <dd>
-          compute {cost.breakdown.computeMs.toFixed(1)} · comm {cost.breakdown.exposedCommMs.toFixed(1)} · bubble {cost.breakdown.bubbleMs.toFixed(1)} ms
+          compute {formatDuration(cost.breakdown.computeMs)} · comm {formatDuration(cost.breakdown.exposedCommMs)} · idle {formatDuration(cost.breakdown.bubbleMs)} (slowest stage)
         </dd>
         <dt>Bubble</dt>
-        <dd data-testid="predicted-bubble">{(cost.bubbleFraction * 100).toFixed(1)}% of the pipeline phase</dd>
+        <dd data-testid="predicted-bubble">{formatPercent(cost.bubbleFraction)} of the pipeline phase</dd>
         <dt>Memory</dt>
         <dd
           data-testid="predicted-memory"

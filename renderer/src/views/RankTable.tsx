@@ -1,6 +1,6 @@
 import type { TimelineJobEvent } from '../../../engine/protocol/events';
 import { stageColor } from '../graph/stageColors';
-import { formatBytes, formatMs } from '../format';
+import { formatBytes, formatMs, formatPercent } from '../format';
 import { rankStats } from '../monitor/rankStats';
 import type { AgentLine, MembershipLine, PipelineStageLine } from '../store/metrics';
 
@@ -57,11 +57,11 @@ export function RankTable(props: { sample: TimelineJobEvent | undefined; agents:
               <td>{r.replica}</td>
               <td data-testid="rank-busy">
                 <span className="rank-table__bar" style={{ width: `${Math.round(r.busy * 40)}px` }} />
-                {(r.busy * 100).toFixed(0)}%
+                {formatPercent(r.busy, 0)}
               </td>
               <td>{formatMs(r.commMs)}</td>
               <td title={`${r.peakStashed} micro-batch(es) stashed at the peak`}>{formatBytes(r.peakStashedBytes)}</td>
-              <td>{utilization.has(r.stage) ? `${((utilization.get(r.stage) ?? 0) * 100).toFixed(0)}%` : '—'}</td>
+              <td>{utilization.has(r.stage) ? formatPercent(utilization.get(r.stage) ?? 0, 0) : '—'}</td>
             </tr>
           ))}
         </tbody>

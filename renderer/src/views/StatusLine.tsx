@@ -1,4 +1,4 @@
-import { formatDuration } from '../format';
+import { formatDuration, formatNumber, formatPercent } from '../format';
 import { useStudio } from '../store/studioStore';
 import type { StudioState } from '../store/studioStore';
 
@@ -11,14 +11,14 @@ function describe(s: StudioState): { text: string; tone: 'ok' | 'busy' | 'error'
   if (!job) return { text: s.model ? `Ready · ${s.model.name} open · pick a plan and press Train` : 'Ready', tone: 'ok' };
   const m = job.metrics;
   const where = `${job.model} · ${job.planLabel} · ${m.membership?.agents.length ?? job.agents} agents`;
-  const last = m.loss.length > 0 ? `epoch ${m.epoch.toFixed(2)} · step ${m.steps[m.steps.length - 1]} · loss ${m.loss[m.loss.length - 1].toFixed(4)} · ${formatDuration(m.elapsedMs)}` : '';
+  const last = m.loss.length > 0 ? `epoch ${m.epoch.toFixed(2)} · step ${m.steps[m.steps.length - 1]} · loss ${formatNumber(m.loss[m.loss.length - 1])} · ${formatDuration(m.elapsedMs)}` : '';
   switch (m.state) {
     case 'starting':
       return { text: `Starting ${where}${m.statusMessage ? ` — ${m.statusMessage}` : '…'}`, tone: 'busy' };
     case 'running':
       return { text: `Training ${where}${last ? ` — ${last}` : ''}`, tone: 'busy' };
     case 'finished':
-      return { text: `Finished ${where}${m.final?.validationAccuracy !== undefined ? ` — validation accuracy ${(m.final.validationAccuracy * 100).toFixed(2)}%` : ''}`, tone: 'ok' };
+      return { text: `Finished ${where}${m.final?.validationAccuracy !== undefined ? ` — validation accuracy ${formatPercent(m.final.validationAccuracy, 2)}` : ''}`, tone: 'ok' };
     case 'stopped':
       return { text: `Stopped ${where}${last ? ` at ${last}` : ''}`, tone: 'ok' };
     case 'failed':
