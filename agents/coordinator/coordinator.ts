@@ -72,10 +72,10 @@ export async function runCoordinator(): Promise<void> {
       case 'studio':
         return log.attach(conn, hello.since);
       case 'control':
-        return acceptControl(conn, resizes, stop, say);
+        return acceptControl(conn, resizes, stop, say, () => membership.members.length);
       case 'agent': {
         const member = membership.add(conn, hello);
-        if (membership.members.length > config.agents) say('info', `${describeMember(member)} joined; it takes part from the next resize.`);
+        if (membership.members.length > config.agents) say('info', `${describeMember(member)} joined; the next re-plan (the resize that added it, or a lost agent) gives it a rank.`);
         return;
       }
       default:
@@ -120,7 +120,7 @@ export async function runCoordinator(): Promise<void> {
 /** A controller's requests: `resize` is queued for the next step boundary and acknowledged. */
 let requests = 0;
 
-function acceptControl(conn: Connection, resizes: ResizeRequest[], stop: { requested: boolean }, say: (level: 'info' | 'warn' | 'error', message: string) => void): void {
+function acceptControl(conn: Connection, resizes: ResizeRequest[], stop: { requested: boolean }, say: (level: 'info' | 'warn' | 'error', message: string) => void, joined: () => number): void {
   const reply = (answer: ControlReply) => conn.send(answer);
   conn.onMessage = (m) => {
     const request = ControlRequestSchema.safeParse(m.header);
@@ -137,7 +137,8 @@ function acceptControl(conn: Connection, resizes: ResizeRequest[], stop: { reque
     // Unique across restarts too: the replayed history holds the earlier coordinators' ids, and a
     // controller waits for the membership event that carries its own.
     const id = `resize-${restartCount()}.${++requests}`;
-    resizes.push({ add, remove, id });
+    // Agents that join from now on are this request's (they are started once it is accepted).
+    resizes.push({ add, remove, id, joinedBefore: joined() });
     say('info', `Resize requested: ${add ? `add ${add} agent(s)` : ''}${add && remove.length ? ', ' : ''}${remove.length ? `remove rank(s) ${remove.join(', ')}` : ''}; applied at the next step boundary.`);
     reply({ type: 'accepted', requestId: id });
   };

@@ -1,5 +1,5 @@
-import { closeSync, existsSync, openSync, readFileSync, writeSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import type { EventFrame } from '../../engine/protocol/controlWire.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../../engine/wire/connection.js';
@@ -54,6 +54,22 @@ export class EventLog {
     }
     for (const conn of this.subscribers) {
       if (!conn.closed) conn.send({ type: 'event', index, event } satisfies EventFrame);
+    }
+    if (event.type === 'membership' && this.file) this.writeMembership(event);
+  }
+
+  /**
+   * The newest generation beside the events (membership.json, replaced atomically): `shoal jobs`
+   * reads who trains, waits and was lost without fetching the whole history from the head host.
+   */
+  private writeMembership(event: Extract<JobEvent, { type: 'membership' }>): void {
+    const target = join(dirname(this.file!), 'membership.json');
+    const tmp = `${target}.${process.pid}.tmp`;
+    try {
+      writeFileSync(tmp, JSON.stringify(event) + '\n');
+      renameSync(tmp, target);
+    } catch {
+      // Informational only: a full disk must not end the training.
     }
   }
 

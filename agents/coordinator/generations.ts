@@ -1,5 +1,5 @@
-import { replan } from '../../engine/plan/elastic.js';
 import { agentsNeeded, type Plan } from '../../engine/plan/plan.js';
+import { planTeam } from '../../engine/plan/teamPlan.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import type { AgentRequest } from '../../engine/protocol/agentRequests.js';
 import { floatsToBytes } from '../../engine/wire/frame.js';
@@ -10,6 +10,9 @@ import { stateForStages, type JobState } from './jobState.js';
 import { syncClocks, type ClockEstimate } from './measurements.js';
 import type { Member } from './membership.js';
 import type { TrainingContext, TrainingRun } from './trainingRun.js';
+
+/** A live agent outside the generation, as the membership event lists it. */
+type MembershipWaiting = { host: string; pid: number; reason: string };
 
 /**
  * How long an agent's reported failure waits for the loss of a peer that would explain it (a dead
@@ -52,34 +55,33 @@ export class Generations {
     return { plan: gen.plan, config, active: gen.members, log, ask: (request, payload) => gen.ask(request, payload) };
   }
 
-  /** Live agents that have not served yet (they joined for a resize). */
-  newcomers(): Member[] {
-    return this.run.job.membership.alive().filter((m) => !this.served.has(m));
-  }
-
   /** A generation of the survivors of a loss, only to abort the step and gather their state: failures there are expected. */
   rescue(plan: Plan, survivors: Member[]): Generation {
     return new Generation(++this.lastId, plan, survivors, this.run.job.membership, this.run.timeoutSec, null);
   }
 
   /**
-   * Start a generation from a state the coordinator holds; if an agent is lost while it is set up,
-   * try again with whoever is left (the state is still in hand). Without `plan`/`members`: re-plan
-   * onto every live agent. Returns the step it continues at.
+   * Start a generation from a state the coordinator holds, with every live agent but those in
+   * `options.exclude` (ranks a resize releases): re-planned for all of them (planTeam: stages,
+   * replicas, virtual nodes), or under `options.plan` as given (the first generation). Agents no
+   * layout can use wait, said in the membership event. If an agent is lost while it is set up, it
+   * tries again with whoever is left (the state is still in hand). Returns the step it continues at.
    */
-  async establish(state: JobState | HeldState | null, at: number, reason: string, plan?: Plan, members?: Member[], requestId?: string): Promise<number> {
+  async establish(state: JobState | HeldState | null, at: number, reason: string, options: { plan?: Plan; exclude?: ReadonlySet<Member>; requestId?: string } = {}): Promise<number> {
     const { job, config, say } = this.run;
+    let given = options.plan;
     for (;;) {
-      const chosen = members ?? job.membership.alive();
-      const p = plan ?? replan(job.plan, config.model, chosen.length);
+      const team = job.membership.alive().filter((m) => !options.exclude?.has(m));
+      const { plan, waitingReason } = given ? { plan: given, waitingReason: 'the plan the job started with uses fewer agents; they take part when the team changes' } : planTeam(job.plan, config.model, team.length);
+      const members = team.slice(0, agentsNeeded(plan));
+      const waiting = team.slice(members.length).map((m) => ({ host: m.host, pid: m.pid, reason: waitingReason ?? '' }));
       try {
-        await this.start(p, chosen.slice(0, agentsNeeded(p)), state, at, reason, requestId);
+        await this.start(plan, members, state, at, reason, waiting, options.requestId);
         return at;
       } catch (err) {
         if (!(err instanceof AgentLostError)) throw err;
         say('warn', `${err.message} Setting up again without it.`);
-        plan = undefined;
-        members = undefined;
+        given = undefined;
         if (isHeldState(state) && lostHolders(state).length > 0) {
           // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.
           ({ state, step: at } = this.checkpoints.fallBack(
@@ -92,7 +94,7 @@ export class Generations {
   }
 
   /** Make `members` the job's agents under `plan`, from `state` when given; `step` is the next step. */
-  private async start(plan: Plan, members: Member[], state: JobState | HeldState | null, step: number, reason: string, requestId?: string): Promise<void> {
+  private async start(plan: Plan, members: Member[], state: JobState | HeldState | null, step: number, reason: string, waiting: MembershipWaiting[], requestId?: string): Promise<void> {
     const { job, config, log, timeoutSec, say } = this.run;
     this.gen?.close();
     const generationId = ++this.lastId;
@@ -123,7 +125,8 @@ export class Generations {
         (rank) => floatsToBytes(partOf(rank).body),
       );
     }
-    log.emit({ type: 'membership', generation: generationId, step, reason, requestId, agents: placedAgents(gen) });
+    const lost = job.membership.members.filter((m) => m.lost).length;
+    log.emit({ type: 'membership', generation: generationId, step, reason, requestId, agents: placedAgents(gen), waiting, lost });
     this.clocks = await syncClocks(this.context());
   }
 }

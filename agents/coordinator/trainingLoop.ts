@@ -1,6 +1,5 @@
 import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
 import { MNIST_TRAIN } from '../../engine/data/mnistSplit.js';
-import { agentsNeeded } from '../../engine/plan/plan.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { Message } from '../../engine/wire/frame.js';
 import { VirtualNodeBalancer } from './balancer.js';
@@ -42,7 +41,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   const resumed = checkpoints.resumePoint();
   const firstStep = resumed?.step ?? 0;
   const startPlan = job.startPlan ?? job.plan;
-  await generations.establish(resumed?.state ?? null, firstStep, config.resumeFrom ? 'resumed from a checkpoint' : 'start', startPlan, job.membership.alive().slice(0, agentsNeeded(startPlan)));
+  await generations.establish(resumed?.state ?? null, firstStep, config.resumeFrom ? 'resumed from a checkpoint' : 'start', { plan: startPlan });
   if (config.resumeFrom) log.emit({ type: 'checkpoint', action: 'restored', step: firstStep, path: config.resumeFrom, bytes: 0, time: now() });
   if (config.profile !== false) await profileJob(run, generations);
   const timelineEvery = config.timelineEverySteps ?? 10;

@@ -18,6 +18,8 @@ export interface ResizeRequest {
   remove: number[];
   /** When the training loop first saw it (for its timeout). */
   since?: number;
+  /** How many agents had joined the job when it was accepted: those joining after it are its own. */
+  joinedBefore?: number;
   /** Named in the membership event that applies it, so the requester can tell it is done. */
   id?: string;
 }
@@ -55,7 +57,8 @@ export interface TrainingRun {
   modelName: string;
   /** Seconds a round (step, set-up, evaluation) or a resize's newcomers may take. */
   timeoutSec: number;
-  say: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** A coordinator's log line; `requestId` names the resize it answers (a refusal, which the requester waits for). */
+  say: (level: 'info' | 'warn' | 'error', message: string, requestId?: string) => void;
 }
 
 export const now = () => Date.now();
@@ -68,6 +71,6 @@ export function trainingRun(job: JobContext): TrainingRun {
     log,
     modelName: config.model.source?.modelFile ?? config.model.name,
     timeoutSec: config.roundTimeoutSec ?? 300,
-    say: (level, message) => log.emit({ type: 'log', level, host: 'coordinator', rank: null, message, time: now() }),
+    say: (level, message, requestId) => log.emit({ type: 'log', level, host: 'coordinator', rank: null, message, time: now(), ...(requestId ? { requestId } : {}) }),
   };
 }

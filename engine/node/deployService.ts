@@ -5,7 +5,7 @@ import { agentsNeeded, type Plan } from '../plan/plan.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema, type DeployedJobSummary } from '../protocol/deploy.js';
 import type { JobEvent } from '../protocol/events.js';
 import type { StudioApi } from '../protocol/studioApi.js';
-import { summarizeJob } from './commands/jobs.js';
+import { summarizeDeployedJob } from './commands/jobs.js';
 import type { Launcher } from './deploy/launcher.js';
 import { LocalLauncher } from './deploy/localLauncher.js';
 import { mapBounded } from './deploy/ssh/mapBounded.js';
@@ -104,7 +104,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
         // Host keys were trusted when the job was deployed; an unknown one now is refused, and says so.
         const launcher = launcherFor(record);
         try {
-          return { ...summarizeJob(record, await launcher.status(record.jobId)), attached };
+          return { ...(await summarizeDeployedJob(record, launcher)), attached };
         } catch (err) {
           return { jobId: record.jobId, cluster: record.cluster, model: record.model, createdAt: record.createdAt, state: 'unknown' as const, detail: (err as Error).message, attached };
         } finally {

@@ -79,11 +79,6 @@ export function planOnFewerDevices(plan: Plan, model: ModelGraph, devices: numbe
   };
 }
 
-/** The plan for whatever devices remain: planForDevices when a replica fits, else fewer stages. */
-export function replan(plan: Plan, model: ModelGraph, devices: number, speeds?: number[]): Plan {
-  return devices >= devicesPerReplica(plan) ? planForDevices(plan, devices, speeds) : planOnFewerDevices(plan, model, devices);
-}
-
 /**
  * Take another plan's virtual-node split onto a running plan, refusing anything else: a re-balance
  * may move virtual nodes between replicas, never change the stages, the replicas or V.

@@ -1,6 +1,6 @@
 import type { ModelGraph } from '../model/graph.js';
 import type { JobEvent } from '../protocol/events.js';
-import { replan } from './elastic.js';
+import { replanTeam } from './teamPlan.js';
 import type { Plan } from './plan.js';
 
 /**
@@ -41,5 +41,5 @@ export function restartsAfterExit(role: 'coordinator' | 'agent', code: number | 
 export function teamAfterRestart(plan: Plan, model: ModelGraph, configuredAgents: number, history: readonly JobEvent[]): { plan: Plan; agents: number } | null {
   const last = [...history].reverse().find((e) => e.type === 'membership');
   if (last?.type !== 'membership' || last.agents.length === configuredAgents) return null;
-  return { plan: replan(plan, model, last.agents.length), agents: last.agents.length };
+  return { plan: replanTeam(plan, model, last.agents.length), agents: last.agents.length };
 }

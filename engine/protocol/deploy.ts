@@ -39,7 +39,7 @@ export const DeployedJobIdSchema = z.string().regex(/^job-[0-9]{14}-[0-9a-f]{6}$
 export const DeployTrustAnswerSchema = z.object({ jobId: DeployedJobIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });
 export type DeployTrustAnswer = z.infer<typeof DeployTrustAnswerSchema>;
 
-export type DeployStepName = 'connect' | 'upload' | 'gpu-runtime' | 'ready';
+export type DeployStepName = 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
 
 export interface DeployStepView {
   step: DeployStepName;
@@ -83,6 +83,8 @@ export interface DeployedJobSummary {
   createdAt: string;
   state: 'running' | 'finished' | 'failed' | 'stopped' | 'unknown';
   detail: string;
+  /** A running job's agents as its newest generation counts them (absent when not known). */
+  agents?: { training: number; waiting: number; lost: number };
   /** This studio follows it now (its events reach the Monitor). */
   attached: boolean;
 }

@@ -32,9 +32,14 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     reason: z.string(),
     /** The resize request this generation answers (the id its `accepted` reply carried). */
     requestId: z.string().optional(),
+    /** The agents training in this generation, one per rank. */
     agents: z.array(
       z.object({ rank: z.number().int(), stage: z.number().int(), replica: z.number().int(), shard: z.number().int(), host: z.string(), pid: z.number().int(), virtualNodes: z.number().int() }),
     ),
+    /** Live agents outside the generation (no layout of the job uses them all), and why. Absent in older histories: none. */
+    waiting: z.array(z.object({ host: z.string(), pid: z.number().int(), reason: z.string() })).optional(),
+    /** Agents the job has lost so far (crashed, killed, fenced); absent in older histories. */
+    lost: z.number().int().min(0).optional(),
   }),
   z.object({
     type: z.literal('step'),
@@ -60,6 +65,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     rank: z.number().int().nullable(),
     message: z.string(),
     time: z.number(),
+    /** The resize request this line answers: a refusal (warn) ends the requester's wait. */
+    requestId: z.string().optional(),
   }),
   z.object({
     /**

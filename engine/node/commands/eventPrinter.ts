@@ -11,7 +11,9 @@ export function describeEvent(event: JobEvent): string | null {
     case 'membership': {
       const replicas = new Set(event.agents.map((a) => a.replica)).size;
       const vnodes = event.agents.filter((a) => a.stage === 0 && a.shard === 0).map((a) => a.virtualNodes);
-      return `generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents, ${replicas} replica(s), virtual nodes [${vnodes.join(', ')}]`;
+      const stages = new Set(event.agents.map((a) => a.stage)).size;
+      const others = `${event.waiting?.length ? `, ${event.waiting.length} waiting (${event.waiting[0].reason})` : ''}${event.lost ? `, ${event.lost} lost so far` : ''}`;
+      return `generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents training${others}; ${stages} stage(s) × ${replicas} replica(s), virtual nodes [${vnodes.join(', ')}]`;
     }
     case 'step':
       return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;

@@ -47,10 +47,18 @@ export async function resizeJob(route: ResizeRoute, request: ResizeRequest): Pro
   // The generation that applies our request names it (the id the coordinator's acceptance carried).
   let ours: string | undefined;
   const seen: MembershipEvent[] = [];
+  // Applied means every live agent trains: agents the new generation could not place fail the resize.
+  const answered = (e: MembershipEvent) => {
+    const waiting = e.waiting ?? [];
+    if (waiting.length === 0) return settle(e);
+    reject(new Error(`Job ${id} applied the resize in generation ${e.generation} with ${e.agents.length} agent(s) training, but ${waiting.length} wait (${waiting.map((w) => `${w.host} pid ${w.pid}`).join(', ')}): ${waiting[0].reason}.`));
+  };
   const onEvent = (e: JobEvent) => {
     if (e.type === 'membership' && e.requestId !== undefined) {
       seen.push(e);
-      if (e.requestId === ours) settle(e);
+      if (e.requestId === ours) answered(e);
+    } else if (e.type === 'log' && e.requestId !== undefined && e.requestId === ours && e.level !== 'info') {
+      reject(new Error(`Job ${id} refused the resize: ${e.message}`));
     } else if (e.type === 'final') reject(new Error(`Job ${id} finished before the resize was applied.`));
     else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message}` : ''}.`));
   };
@@ -60,8 +68,8 @@ export async function resizeJob(route: ResizeRoute, request: ResizeRequest): Pro
     checkResize(id, route.current(), { add, remove });
     ours = await requestResize(route.at, { add, remove });
     const already = seen.find((e) => e.requestId === ours);
-    if (already) settle(already);
-    route.onProgress?.(`job ${id}: resize accepted (${describeRequest(add, remove)}); it is applied at the next step boundary`);
+    if (already) answered(already);
+    route.onProgress?.(`job ${id}: resize accepted (${describeRequest(add, remove)}); waiting for ${add ? 'the new agents to join and train' : 'the next step boundary'}`);
     if (add > 0) await route.startAgents(add, reject);
     return await applied;
   } finally {

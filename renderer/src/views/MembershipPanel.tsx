@@ -19,6 +19,19 @@ export function MembershipPanel() {
           <div className="membership__generation" data-testid="membership-generation" data-generation={membership.generation}>
             Generation {membership.generation} · from step {membership.step} · <span className="muted">{membership.reason}</span>
           </div>
+          <div className="membership__counts" data-testid="membership-counts">
+            <span data-testid="membership-training">{membership.agents.length} training</span> · <span data-testid="membership-waiting">{membership.waiting?.length ?? 0} waiting</span> ·{' '}
+            <span data-testid="membership-lost">{membership.lost ?? 0} lost</span>
+          </div>
+          {membership.waiting?.length ? (
+            <ul className="membership__waiting muted" data-testid="membership-waiting-agents">
+              {membership.waiting.map((w) => (
+                <li key={`${w.host}-${w.pid}`}>
+                  {w.host} (pid {w.pid}) waits: {w.reason}
+                </li>
+              ))}
+            </ul>
+          ) : null}
           <table className="membership__agents" data-testid="membership-agents">
             <thead>
               <tr>
