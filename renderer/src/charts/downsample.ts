@@ -1,39 +1,65 @@
-/**
- * Min/max decimation for line charts: the points are cut into `buckets` runs of equal x width (one per
- * pixel column) and each run keeps its first, lowest, highest and last point, in x order. A line drawn
- * through what is kept covers the same pixels as one through every point (spikes included), and uPlot
- * gets at most 4 points per pixel however long the series grows. Non-finite y values are dropped.
- * Series already small enough come back as they are (same arrays).
- */
-export function downsampleMinMax(x: number[], y: number[], buckets: number): [number[], number[]] {
-  const n = Math.min(x.length, y.length);
-  const columns = Math.max(1, Math.floor(buckets));
-  if (n <= columns * 4) return [x, y];
-  const x0 = x[0];
-  const width = (x[n - 1] - x0) / columns || 1;
-  const outX: number[] = [];
-  const outY: number[] = [];
-  let i = 0;
-  while (i < n) {
-    const column = Math.min(columns - 1, Math.floor((x[i] - x0) / width));
-    let first = -1;
-    let last = -1;
-    let lo = -1;
-    let hi = -1;
-    for (; i < n && Math.min(columns - 1, Math.floor((x[i] - x0) / width)) === column; i++) {
-      const v = y[i];
-      if (!Number.isFinite(v)) continue;
-      if (first < 0) first = i;
-      last = i;
-      if (lo < 0 || v < y[lo]) lo = i;
-      if (hi < 0 || v > y[hi]) hi = i;
-    }
-    if (first < 0) continue;
-    // The kept indices in ascending order, each once.
-    for (const k of [...new Set([first, lo, hi, last])].sort((a, b) => a - b)) {
-      outX.push(x[k]);
-      outY.push(y[k]);
-    }
+/** The first index whose x is at least `value` (x ascending); x.length when none is. */
+export function lowerBound(x: ArrayLike<number>, value: number): number {
+  let lo = 0;
+  let hi = x.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (x[mid] < value) lo = mid + 1;
+    else hi = mid;
   }
-  return [outX, outY];
+  return lo;
+}
+
+/** What uPlot draws: x and one array per series, null where a value is missing (a gap). */
+export interface Decimated {
+  x: number[];
+  ys: (number | null)[][];
+}
+
+/**
+ * Min/max decimation of several series that share x (ascending), over the points lo..hi−1: the range
+ * is cut into `columns` runs of equal x width (one per pixel column) and each run keeps its first and
+ * last point and, for every series, its lowest and highest, in x order. A line through what is kept
+ * covers the same pixels as one through every point (spikes included), so uPlot gets at most
+ * 2 + 2·series points per pixel however long the series grow. Non-finite values become null, as do
+ * values ≤ 0 when `positiveOnly` (a log axis). Ranges already small enough are copied whole.
+ */
+export function decimate(x: ArrayLike<number>, ys: ArrayLike<number>[], columns: number, lo = 0, hi = x.length, positiveOnly = false): Decimated {
+  const keep = (v: number): number | null => (Number.isFinite(v) && (!positiveOnly || v > 0) ? v : null);
+  const out: Decimated = { x: [], ys: ys.map(() => []) };
+  const push = (i: number) => {
+    out.x.push(x[i]);
+    for (let s = 0; s < ys.length; s++) out.ys[s].push(keep(ys[s][i]));
+  };
+  const start = Math.max(0, lo);
+  const end = Math.min(x.length, hi);
+  const cols = Math.max(1, Math.floor(columns));
+  if (end - start <= cols * (2 + 2 * ys.length)) {
+    for (let i = start; i < end; i++) push(i);
+    return out;
+  }
+  const x0 = x[start];
+  const width = (x[end - 1] - x0) / cols || 1;
+  const picked: number[] = [];
+  let i = start;
+  while (i < end) {
+    const column = Math.min(cols - 1, Math.floor((x[i] - x0) / width));
+    const first = i;
+    const lows = ys.map(() => -1);
+    const highs = ys.map(() => -1);
+    for (; i < end && Math.min(cols - 1, Math.floor((x[i] - x0) / width)) === column; i++) {
+      for (let s = 0; s < ys.length; s++) {
+        const v = keep(ys[s][i]);
+        if (v === null) continue;
+        if (lows[s] < 0 || v < ys[s][lows[s]]) lows[s] = i;
+        if (highs[s] < 0 || v > ys[s][highs[s]]) highs[s] = i;
+      }
+    }
+    picked.length = 0;
+    picked.push(first, i - 1);
+    for (let s = 0; s < ys.length; s++) if (lows[s] >= 0) picked.push(lows[s], highs[s]);
+    picked.sort((a, b) => a - b);
+    for (let k = 0; k < picked.length; k++) if (k === 0 || picked[k] !== picked[k - 1]) push(picked[k]);
+  }
+  return out;
 }

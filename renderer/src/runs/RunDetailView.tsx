@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import type { RunDetail } from '../../../engine/protocol/runs';
-import { LineChart } from '../charts/LineChart';
+import { LineChart, jobMarkers } from '../charts/LineChart';
 import { formatBytes, formatDuration, formatMetric, formatPercent } from '../format';
 import { RunActions } from './RunActions';
 import { RunMetaEditor } from './RunMetaEditor';
@@ -91,9 +91,9 @@ export function RunDetailView({ id }: { id: string }) {
       {detail.message && <p className="error-text">{detail.message}</p>}
       {!summary.hasHistory && <p className="muted">This run was recorded before Shoal kept event histories: only its plan and checkpoints are on disk.</p>}
       <div className="run-detail__charts">
-        <LineChart title="Loss" testId="run-loss" x={curves.step} y={curves.loss} xLabel="step" yLabel="loss" color="#4cc9f0" markers={markers} />
-        <LineChart title="Throughput" testId="run-throughput" x={curves.step} y={curves.samplesPerSec} xLabel="step" yLabel="samples/s" color="#80ed99" />
-        <LineChart title="Validation accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points formatValue={(v) => `${v.toFixed(1)}%`} />
+        <LineChart title="Loss" testId="run-loss" x={curves.step} y={curves.loss} xLabel="step" yLabel="loss" color="#4cc9f0" markers={jobMarkers({ markers, evalSteps: evalX })} />
+        <LineChart title="Throughput" testId="run-throughput" x={curves.step} y={curves.samplesPerSec} xLabel="step" yLabel="samples/s" color="#80ed99" quantity="perSecond" markers={markers} />
+        <LineChart title="Validation accuracy" testId="run-accuracy" x={evalX} y={evalY} xLabel="step" yLabel="%" color="#ffd166" points quantity="percent" />
       </div>
       <ValidationPanel detail={detail} />
       <StepTimeTable runs={[{ label: id, detail }]} />

@@ -1,4 +1,4 @@
-import { LineChart } from '../charts/LineChart';
+import { LineChart, jobMarkers } from '../charts/LineChart';
 import { useStudio } from '../store/studioStore';
 import { stageColor } from '../graph/stageColors';
 import { AlertStrip } from './AlertStrip';
@@ -9,9 +9,6 @@ import { RankTable } from './RankTable';
 
 /** Accuracy: from a round number a little below the lowest value up to 100%, so late gains stay visible. */
 const percentRange = (min: number): [number, number] => [Math.max(0, Math.min(90, Math.floor((min - 2) / 5) * 5)), 100];
-const formatLoss = (v: number) => v.toFixed(3);
-const formatPercent = (v: number) => `${v.toFixed(1)}%`;
-const formatRate = (v: number) => (v >= 1000 ? `${(v / 1000).toFixed(1)}k` : v.toFixed(0));
 
 /**
  * The current job live: alerts, loss per step, validation accuracy per evaluation, throughput, per-agent
@@ -45,7 +42,7 @@ export function Monitor() {
       </div>
       <AlertStrip alerts={metrics.alerts} />
       <div className="monitor__charts">
-        <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" formatValue={formatLoss} markers={metrics.markers} />
+        <LineChart title="Training loss" testId="loss-chart" x={steps} y={metrics?.loss ?? []} xLabel="step" yLabel="loss" color="#4cc9f0" markers={jobMarkers(metrics)} />
         <LineChart
           title="Validation accuracy"
           testId="accuracy-chart"
@@ -56,9 +53,9 @@ export function Monitor() {
           color="#80ed99"
           yRange={percentRange}
           points
-          formatValue={formatPercent}
+          quantity="percent"
         />
-        <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" formatValue={formatRate} markers={metrics.markers} />
+        <LineChart title="Throughput" testId="throughput-chart" x={steps} y={metrics?.samplesPerSec ?? []} xLabel="step" yLabel="samples/s" color="#f4a261" quantity="perSecond" markers={jobMarkers(metrics)} />
       </div>
       <RankTable sample={metrics.timelines.at(-1)} agents={metrics.agents} membership={metrics.membership} pipeline={metrics.pipeline} commWaitMs={metrics.commWaitMs.at(-1)} />
       <PipelineStats stages={metrics.pipeline} />
