@@ -9,12 +9,31 @@ import { BlockNodeView } from './BlockNodeView';
 import { EdgeLayer } from './EdgeLayer';
 import { FAR_ZOOM, FarZoom } from './farZoom';
 import { GraphMiniMap, miniPicture } from './GraphMiniMap';
+import { inspect, unhover } from './graphUi';
+import { NODE_HEIGHT, NODE_WIDTH } from './layout';
 import type { Box } from './layout';
 import { LayerNodeView } from './LayerNodeView';
 import { StageNodeView } from './StageNodeView';
 import type { EdgePaths, FlowNode } from './toFlow';
 
 const nodeTypes: NodeTypes = { layer: LayerNodeView, block: BlockNodeView, stage: StageNodeView };
+
+/** Where to take the view (flow coordinates of a node's centre) whenever `seq` changes. */
+export interface Focus {
+  x: number;
+  y: number;
+  seq: number;
+  /** 'zoom': centre it at a readable zoom (a search match); 'reveal': pan only if it is not in view (the keyboard). */
+  mode: 'zoom' | 'reveal';
+}
+
+/**
+ * A graph taller than this zoom can fit opens at its top, at this zoom or the one that fits its width
+ * (the way Netron opens a deep model), instead of as an unreadable sliver.
+ */
+const MIN_FIT_ZOOM = 0.5;
+const [NODE_HALF_WIDTH, NODE_HALF_HEIGHT] = [NODE_WIDTH / 2, NODE_HEIGHT / 2];
+const PADDING = 0.08;
 
 interface Props {
   nodes: FlowNode[];
@@ -24,41 +43,65 @@ interface Props {
   /** A new layout: fitted too, unless the user has panned or zoomed since the last fit. */
   version: number;
   stages: Array<Box & { stage: number }>;
+  /** The drawing's extent (the layout's bounds). */
+  bounds: Box;
   onDropTarget(stage: number | undefined): void;
-  /** Centre the view on this point (flow coordinates) whenever `seq` changes: a search match. */
-  focus?: { x: number; y: number; seq: number };
+  focus?: Focus;
 }
 
-function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget, focus }: Props) {
+function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, focus }: Props) {
   const flow = useReactFlow();
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
-  const picture = useMemo(() => (nodes.length > 60 ? miniPicture(nodes) : undefined), [nodes]);
+  const picture = useMemo(() => miniPicture(nodes), [nodes]);
   const target = useRef<number>(undefined);
   const userMoved = useRef(false);
   const fitted = useRef('');
+  const box = useRef<HTMLDivElement>(null);
+  const extent = useRef(bounds);
+  extent.current = bounds;
+  /** Fit the whole graph, or for a deep one its width, top first. */
+  const fit = () => {
+    const el = box.current;
+    const b = extent.current;
+    if (!el || el.clientWidth === 0 || b.width === 0) return;
+    const [w, h] = [el.clientWidth, el.clientHeight];
+    const zoom = Math.min(1.1, w / (b.width * (1 + 2 * PADDING)), h / (b.height * (1 + 2 * PADDING)));
+    if (zoom >= MIN_FIT_ZOOM) return void flow.fitView({ padding: PADDING, maxZoom: 1.1 });
+    const z = Math.min(1, Math.max(MIN_FIT_ZOOM, w / (b.width * (1 + 2 * PADDING))));
+    void flow.setViewport({ x: (w - b.width * z) / 2 - b.x * z, y: 16 - b.y * z, zoom: z });
+  };
   useEffect(() => {
     if (fitKey !== fitted.current) userMoved.current = false;
     fitted.current = fitKey;
     if (userMoved.current) return;
-    const frame = requestAnimationFrame(() => void flow.fitView({ padding: 0.08, maxZoom: 1.1 }));
+    const frame = requestAnimationFrame(fit);
     return () => cancelAnimationFrame(frame);
   }, [flow, fitKey, version]);
   useEffect(() => {
     if (!focus) return;
     // The user asked for this view: a relayout must not fit it away.
     userMoved.current = true;
+    if (focus.mode === 'reveal') {
+      const el = box.current;
+      const p = flow.flowToScreenPosition({ x: focus.x, y: focus.y });
+      const r = el?.getBoundingClientRect();
+      const zoom = flow.getZoom();
+      const [hw, hh] = [(NODE_HALF_WIDTH + 16) * zoom, (NODE_HALF_HEIGHT + 16) * zoom];
+      if (r && p.x - hw >= r.left && p.x + hw <= r.right && p.y - hh >= r.top && p.y + hh <= r.bottom) return;
+      void flow.setCenter(focus.x, focus.y, { zoom, duration: 200 });
+      return;
+    }
     void flow.setCenter(focus.x, focus.y, { zoom: Math.max(flow.getZoom(), 0.85), duration: 250 });
-    // Only a new search step moves the view, not the point shifting under a relayout.
+    // Only a new search step or key moves the view, not the point shifting under a relayout.
   }, [flow, focus?.seq]);
   // The panel shrinks when the monitor opens: keep the graph fitted while the user has not moved it.
-  const box = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = box.current;
     if (!el) return;
     let frame = 0;
     const observer = new ResizeObserver(() => {
       cancelAnimationFrame(frame);
-      frame = requestAnimationFrame(() => !userMoved.current && void flow.fitView({ padding: 0.08, maxZoom: 1.1 }));
+      frame = requestAnimationFrame(() => !userMoved.current && fit());
     });
     observer.observe(el);
     return () => {
@@ -111,17 +154,21 @@ function Canvas({ nodes, edges, fitKey, version, stages, onDropTarget, focus }: 
           onlyRenderVisibleElements={nodes.length > 300}
           onMoveStart={(event) => {
             if (event) userMoved.current = true;
+            unhover();
             box.current?.classList.add('graph__canvas--moving');
           }}
           onMoveEnd={() => box.current?.classList.remove('graph__canvas--moving')}
-          onPaneClick={() => setSelection([])}
+          onPaneClick={() => {
+            setSelection([]);
+            inspect(undefined);
+          }}
           fitView
         >
           <EdgeLayer paths={edges} />
           {/* Zoomed far out the dots are finer than a pixel: noise that costs a repaint of the whole pane on every frame of a pan. */}
           {!far && <Background gap={24} size={1} />}
           <Controls showInteractive={false} />
-          {picture && <GraphMiniMap picture={picture} onUserMove={() => (userMoved.current = true)} />}
+          <GraphMiniMap picture={picture} onUserMove={() => (userMoved.current = true)} />
         </ReactFlow>
       </FarZoom.Provider>
     </div>

@@ -1,13 +1,19 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { ModelGraph } from '../../../engine/model/graph';
 import { useEditor } from '../editor/editorStore';
 import { EditorToolbar } from '../editor/EditorToolbar';
 import { LayerMenu } from '../editor/LayerMenu';
 import { stageMap, usePlan } from '../store/planState';
 import { useStudio } from '../store/studioStore';
+import { Inspector } from '../inspector/Inspector';
 import { canCollapse, COLLAPSE_ABOVE, viewGraph } from './collapse';
 import { FlowCanvas } from './FlowCanvas';
+import type { Focus } from './FlowCanvas';
+import './graph.css';
+import { positions, useGraphKeys } from './graphKeys';
 import { GraphSearch } from './GraphSearch';
+import { GraphTooltip } from './GraphTooltip';
+import { inspect, useGraphUi } from './graphUi';
 import { NODE_HEIGHT, NODE_WIDTH } from './layout';
 import { searchLayers, stepHit } from './search';
 import { toEdges, toFlow } from './toFlow';
@@ -18,7 +24,13 @@ const modelKeys = new WeakMap<ModelGraph, string>();
 let opened = 0;
 const modelKey = (model: ModelGraph) => modelKeys.get(model) ?? (modelKeys.set(model, `${++opened}:${model.name}`), `${opened}:${model.name}`);
 
-/** The layer graph of the open model, laid out by elkjs, grouped into the plan's stages, and edited in place. */
+const NONE: ReadonlySet<string> = new Set();
+
+/**
+ * The layer graph of the open model, laid out top-down by elkjs with the plan's stages as framed
+ * swimlanes, and edited in place. Hover a node for its full name, click it for the inspector, walk the
+ * connections with the arrow keys; search unfolds the block that holds a match and centres it.
+ */
 export function GraphView() {
   const model = useStudio((s) => s.model);
   const state = usePlan();
@@ -30,11 +42,29 @@ export function GraphView() {
 
   const foldable = !!model && canCollapse(model);
   const folded = foldable && (fold?.model === model ? fold.folded : model.layers.length > COLLAPSE_ABOVE);
+  // Groups unfolded one by one while the rest stay folded: by a search match inside, a double click, the inspector.
+  const [opened, setOpened] = useState<{ model?: ModelGraph; groups: ReadonlySet<string> }>({ groups: NONE });
+  const openGroups = folded && opened.model === model ? opened.groups : NONE;
+  const openGroup = useCallback(
+    (group: string) => setOpened((prev) => (prev.model === model && prev.groups.has(group) ? prev : { model, groups: new Set([...(prev.model === model ? prev.groups : []), group]) })),
+    [model],
+  );
   const { stageOf } = state;
-  const view = useMemo(() => (model ? viewGraph(model, stageOf, folded) : undefined), [model, stageOf, folded]);
+  const view = useMemo(() => (model ? viewGraph(model, stageOf, folded, openGroups) : undefined), [model, stageOf, folded, openGroups]);
   const mkey = model ? modelKey(model) : undefined;
-  const key = useMemo(() => (model && view ? `${modelKey(model)}|${folded}|${JSON.stringify([...view.stageOf.entries()])}` : ''), [model, view, folded]);
-  const layout = useGraphLayout(view, key, mkey, panel);
+  const key = useMemo(
+    () => (model && view ? `${modelKey(model)}|${folded}|${[...openGroups].join('\u0000')}|${JSON.stringify([...view.stageOf.entries()])}` : ''),
+    [model, view, folded, openGroups],
+  );
+  const layout = useGraphLayout(view, key, mkey);
+  useEffect(() => inspect(undefined), [model]);
+  const inspected = useGraphUi((s) => s.inspected);
+  const inspectedNode = inspected ? layout?.view.nodes.find((n) => n.id === inspected) : undefined;
+
+  // Where the view goes: a search match (zoomed to a readable size and centred) or a node reached by the keyboard (brought into view).
+  const [target, setTarget] = useState<{ id: string; seq: number; mode: Focus['mode'] }>();
+  const aim = useCallback((id: string, mode: Focus['mode']) => setTarget((t) => ({ id, mode, seq: (t?.seq ?? 0) + 1 })), []);
+  useGraphKeys(layout?.view.nodes, layout?.result, useCallback((id: string) => aim(id, 'reveal'), [aim]));
   const params = useMemo(() => new Map(model?.layers.map((l) => [l.id, l.params]) ?? []), [model]);
   const selected = useMemo(() => new Set(selection), [selection]);
   const previewStageOf = useMemo(() => (preview ? stageMap(preview) : undefined), [preview]);
@@ -47,22 +77,35 @@ export function GraphView() {
   const onQuery = (query: string) => setSearch((s) => ({ ...s, query, index: 0, seq: s.seq + 1 }));
   const onStep = (step: 1 | -1) => setSearch((s) => ({ ...s, index: stepHit(s.index, hits.length, step), seq: s.seq + 1 }));
   const found = useMemo(() => (hits.length ? { matches: new Set(hits.map((h) => h.viewId)), current: current?.viewId } : undefined), [hits, current]);
-  const focus = useMemo(() => {
-    const pos = current && layout?.result.layers.find((l) => l.id === current.viewId);
-    if (!pos || !layout) return undefined;
-    const box = pos.stage === undefined ? undefined : layout.result.stages.find((b) => b.stage === pos.stage);
-    return { x: pos.x + (box?.x ?? 0) + NODE_WIDTH / 2, y: pos.y + (box?.y ?? 0) + NODE_HEIGHT / 2, seq: search.seq };
-    // Focus when the user searches or steps (seq), not when a relayout moves the match.
+  useEffect(() => {
+    if (!current || !layout) return;
+    // A match inside a folded block: unfold it; the match is focused once it is drawn on its own.
+    const node = layout.view.nodes.find((n) => n.id === current.viewId);
+    if (node?.kind === 'block') openGroup(node.group);
+    aim(current.viewId, 'zoom');
+    // Focus when the user searches or steps (seq) or the match is drawn anew, not when a relayout moves it.
   }, [search.seq, current?.viewId]);
+  const focus = useMemo((): Focus | undefined => {
+    const at = target && layout && positions(layout.result).get(target.id);
+    return at && target ? { x: at.x + NODE_WIDTH / 2, y: at.y + NODE_HEIGHT / 2, seq: target.seq, mode: target.mode } : undefined;
+  }, [target, layout]);
 
   const nodes = useMemo(() => {
     if (!layout) return undefined;
-    return toFlow(layout.view.nodes, layout.result, (id) => params.get(id) ?? 0, { state, selection: selected, previewStageOf, dropStage, found });
-  }, [layout, params, state, selected, previewStageOf, dropStage, found]);
-  const edges = useMemo(() => layout && toEdges(layout.view.nodes, layout.result), [layout]);
+    return toFlow(layout.view.nodes, layout.result, (id) => params.get(id) ?? 0, { state, selection: selected, previewStageOf, dropStage, found, onOpenBlock: openGroup });
+  }, [layout, params, state, selected, previewStageOf, dropStage, found, openGroup]);
+  const edges = useMemo(() => layout && toEdges(layout.result), [layout]);
 
   return (
-    <section ref={panel} className="graph panel" data-testid="graph" aria-label="Layer graph" data-layout-ms={layout ? Math.round(layout.ms) : undefined} data-layout-nodes={layout?.view.nodes.length}>
+    <section
+      ref={panel}
+      className={`graph panel${inspectedNode ? ' graph--inspecting' : ''}`}
+      data-testid="graph"
+      aria-label="Layer graph"
+      tabIndex={0}
+      data-layout-ms={layout ? Math.round(layout.ms) : undefined}
+      data-layout-nodes={layout?.view.nodes.length}
+    >
       {!model && <div className="empty">Pick a model to see its layers.</div>}
       {model && !nodes && <div className="empty">Laying out {model.layers.length} layers…</div>}
       {model && <EditorToolbar />}
@@ -73,8 +116,23 @@ export function GraphView() {
           fitKey={`${mkey}|${folded}|${layout.result.stages.length}`}
           version={layout.version}
           stages={layout.result.stages}
+          bounds={layout.result.bounds}
           onDropTarget={setDropStage}
           focus={focus}
+        />
+      )}
+      {layout && <GraphTooltip nodes={layout.view.nodes} container={panel} />}
+      {model && inspectedNode && (
+        <Inspector
+          node={inspectedNode}
+          model={model}
+          plan={state.plan}
+          onClose={() => inspect(undefined)}
+          onLayer={(id) => {
+            if (inspectedNode.kind === 'block') openGroup(inspectedNode.group);
+            inspect(id);
+            aim(id, 'reveal');
+          }}
         />
       )}
       {nodes && <GraphSearch open={search.open} query={search.query} hits={hits} index={current ? search.index : -1} onOpen={onSearchOpen} onQuery={onQuery} onStep={onStep} />}
@@ -84,7 +142,10 @@ export function GraphView() {
         </div>
       )}
       {foldable && (
-        <button type="button" className="button button--small graph__fold" data-testid="graph-fold" aria-pressed={folded} onClick={() => setFold({ model, folded: !folded })}>
+        <button type="button" className="button button--small graph__fold" data-testid="graph-fold" aria-pressed={folded} onClick={() => {
+            setFold({ model, folded: !folded });
+            setOpened({ groups: NONE });
+          }}>
           {folded ? 'Show every layer' : 'Fold blocks'}
         </button>
       )}

@@ -5,6 +5,7 @@ import type { Diagnostic } from '../../../engine/plan/diagnostics';
 import { nodeHandlers } from '../editor/selection';
 import { describeSpec, formatCount, formatShape } from '../format';
 import { FarZoom } from './farZoom';
+import { hover, inspect, shortName, unhover } from './graphUi';
 import { IssueMark } from './IssueMark';
 import { stageColor } from './stageColors';
 
@@ -20,8 +21,11 @@ export type LayerDecor = {
 
 export type LayerFlowNode = Node<{ layer: LayerNode } & LayerDecor, 'layer'>;
 
+/** What a layer is, as a class name: Shoal's kind, or the Keras class of a layer Shoal does not model. */
+export const layerClass = (layer: LayerNode) => (layer.spec.kind === 'opaque' ? layer.spec.className : layer.spec.kind);
+
 /**
- * One layer: its name and kind, its configuration, output shape and parameters; select, drag, right-click.
+ * One layer: its name (start and end of a long one; in full in the tooltip) and class, its configuration, output shape and parameters; select, drag, right-click.
  * Zoomed far out, only its box (FarZoom). Memoized: xyflow renders a node again when it measures it.
  */
 export const LayerNodeView = memo(function LayerNodeView({ data }: NodeProps<LayerFlowNode>) {
@@ -38,14 +42,25 @@ export const LayerNodeView = memo(function LayerNodeView({ data }: NodeProps<Lay
       aria-selected={selected}
       style={{ borderLeftColor: stageColor(stage) }}
       {...handlers}
+      onClick={(e) => {
+        handlers.onClick(e);
+        // A plain click opens the layer in the inspector; shift-click only extends the selection.
+        if (!e.shiftKey) inspect(layer.id);
+      }}
+      onMouseEnter={(e) => hover(layer.id, e.currentTarget)}
+      onMouseLeave={() => unhover(layer.id)}
     >
       {!far && (
         <>
           <div className="layer-node__title">
-            <span className="layer-node__name">{layer.id}</span>
-            <span className="layer-node__kind">{layer.spec.kind}</span>
+            <span className="layer-node__name">{shortName(layer.id)}</span>
           </div>
-          <div className="layer-node__spec">{describeSpec(layer.spec)}</div>
+          <div className="layer-node__spec">
+            <span className="layer-node__kind" data-testid="layer-class">
+              {layerClass(layer)}
+            </span>{' '}
+            {describeSpec(layer.spec)}
+          </div>
           <div className="layer-node__facts">
             <span title="Output shape (per sample)">→ {formatShape(layer.outputShape)}</span>
             {sharding && (

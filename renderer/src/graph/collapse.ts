@@ -39,7 +39,8 @@ export function canCollapse(model: ModelGraph): boolean {
   return model.layers.length > CHUNK_ABOVE || model.layers.some((l) => l.group !== undefined);
 }
 
-export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, collapse: boolean): ViewGraph {
+/** `open`: groups unfolded one by one (a search match inside, a double click), drawn layer by layer. */
+export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, collapse: boolean, open: ReadonlySet<string> = new Set()): ViewGraph {
   const viewIdOf = new Map<string, string>();
   const blocks = new Map<string, Extract<ViewNode, { kind: 'block' }>>();
   const nodes: ViewNode[] = [];
@@ -48,7 +49,7 @@ export function viewGraph(model: ModelGraph, stageOf: Map<string, number>, colla
   for (const [i, layer] of model.layers.entries()) {
     const stage = stageOf.get(layer.id);
     const group = groups[i];
-    if (!collapse || group === undefined) {
+    if (!collapse || group === undefined || open.has(group)) {
       viewIdOf.set(layer.id, layer.id);
       nodes.push({ id: layer.id, kind: 'layer', layer, inputs: [] });
       if (stage !== undefined) viewStage.set(layer.id, stage);

@@ -1,4 +1,3 @@
-import { getBezierPath, Position } from '@xyflow/react';
 import type { Plan } from '../../../engine/plan/plan';
 import type { PlanState } from '../store/planState';
 import { stagePredictions } from '../store/stagePredictions';
@@ -6,7 +5,7 @@ import type { BlockFlowNode } from './BlockNodeView';
 import type { ViewNode } from './collapse';
 import type { LayerFlowNode } from './LayerNodeView';
 import { NODE_HEIGHT, NODE_WIDTH, stageBoxId } from './layout';
-import type { LayoutResult } from './layout';
+import type { LayoutResult, Point } from './layout';
 import type { StageFlowNode } from './StageNodeView';
 
 export type FlowNode = LayerFlowNode | BlockFlowNode | StageFlowNode;
@@ -20,11 +19,13 @@ export interface Decorations {
   dropStage?: number;
   /** Search matches (drawn node ids) and the focused one. */
   found?: { matches: Set<string>; current?: string };
+  /** Unfold a folded block's group (a double click on it). */
+  onOpenBlock?(group: string): void;
 }
 
 /** Turn the drawn graph and its layout into xyflow nodes (stage boxes as parents). */
 export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerId: string) => number, decor: Decorations): FlowNode[] {
-  const { state, selection, previewStageOf, found } = decor;
+  const { state, selection, previewStageOf, found, onOpenBlock } = decor;
   const plan: Plan | undefined = state.plan;
   const predictions = state.cost ? stagePredictions(state.cost) : [];
   const byId = new Map(view.map((n) => [n.id, n]));
@@ -71,18 +72,18 @@ export function toFlow(view: ViewNode[], layout: LayoutResult, paramsOf: (layerI
     };
     return node.kind === 'layer'
       ? [{ ...common, type: 'layer' as const, data: { layer: node.layer, ...decor } }]
-      : [{ ...common, type: 'block' as const, data: { group: node.group, layers: node.layers, ...decor } }];
+      : [{ ...common, type: 'block' as const, data: { group: node.group, layers: node.layers, onOpen: onOpenBlock, ...decor } }];
   });
   return [...stageNodes, ...drawn];
 }
 
 /** The edges of the graph as SVG paths in flow coordinates, for EdgeLayer. */
 export interface EdgePaths {
-  /** Edges down to a node below, EDGE_GROUP to a path. */
+  /** Edges routed by the layout along the graph, EDGE_GROUP to a path. */
   down: string[];
   /**
-   * Edges out of a node's right side into a later stage's or column's node, drawn dashed: one path each,
-   * as dashing a path costs its whole length whatever part of it is drawn, and these are few but long.
+   * Edges in a lane beside the stages (they skip past another stage's rows), drawn dashed: one path
+   * each, as dashing a path costs its whole length whatever part of it is drawn, and these are few but long.
    */
   sideways: string[];
   /** An arrowhead at the end of every edge, EDGE_GROUP to a path. */
@@ -100,37 +101,28 @@ const EDGE_GROUP = 50;
 const ARROW_LENGTH = 3.2;
 const ARROW_HALF_WIDTH = 2.5;
 
+/** An arrowhead at `q`, pointing along the segment from `p`. */
+function arrow(p: Point, q: Point): string {
+  const length = Math.hypot(q.x - p.x, q.y - p.y) || 1;
+  const [ux, uy] = [(q.x - p.x) / length, (q.y - p.y) / length];
+  const [bx, by] = [q.x - ux * ARROW_LENGTH, q.y - uy * ARROW_LENGTH];
+  return `M${bx - uy * ARROW_HALF_WIDTH},${by + ux * ARROW_HALF_WIDTH}L${q.x},${q.y}L${bx + uy * ARROW_HALF_WIDTH},${by - ux * ARROW_HALF_WIDTH}Z`;
+}
+
 /**
- * The edges' paths, from the layout alone (every node has the same fixed size): they change only when
- * the layout does, never with the selection, a search or the viewport.
+ * The edges' paths, as the layout routed them (orthogonal polylines): they change only when the layout
+ * does, never with the selection, a search or the viewport.
  */
-export function toEdges(view: ViewNode[], layout: LayoutResult): EdgePaths {
-  // Absolute positions decide how an edge is drawn: down to a node below, else out right and in left
-  // (into the next stage's column, or the next column of a wrapped stage).
-  const boxes = new Map(layout.stages.map((b) => [b.stage, b]));
-  const at = new Map(
-    layout.layers.map((l) => {
-      const box = l.stage === undefined ? undefined : boxes.get(l.stage);
-      return [l.id, { x: l.x + (box?.x ?? 0), y: l.y + (box?.y ?? 0) }];
-    }),
-  );
+export function toEdges(layout: LayoutResult): EdgePaths {
   const down: string[] = [];
   const sideways: string[] = [];
   const arrows: string[] = [];
-  for (const node of view) {
-    for (const from of node.inputs) {
-      const [a, b] = [at.get(from), at.get(node.id)];
-      if (!a || !b) continue;
-      if (b.y < a.y + NODE_HEIGHT) {
-        const [x, y] = [b.x, b.y + NODE_HEIGHT / 2];
-        sideways.push(getBezierPath({ sourceX: a.x + NODE_WIDTH, sourceY: a.y + NODE_HEIGHT / 2, sourcePosition: Position.Right, targetX: x, targetY: y, targetPosition: Position.Left })[0]);
-        arrows.push(`M${x - ARROW_LENGTH},${y - ARROW_HALF_WIDTH}L${x},${y}L${x - ARROW_LENGTH},${y + ARROW_HALF_WIDTH}Z`);
-      } else {
-        const [x, y] = [b.x + NODE_WIDTH / 2, b.y];
-        down.push(getBezierPath({ sourceX: a.x + NODE_WIDTH / 2, sourceY: a.y + NODE_HEIGHT, sourcePosition: Position.Bottom, targetX: x, targetY: y, targetPosition: Position.Top })[0]);
-        arrows.push(`M${x - ARROW_HALF_WIDTH},${y - ARROW_LENGTH}L${x},${y}L${x + ARROW_HALF_WIDTH},${y - ARROW_LENGTH}Z`);
-      }
-    }
+  for (const edge of layout.edges) {
+    const points = edge.points;
+    if (points.length < 2) continue;
+    const d = `M${points.map((p) => `${p.x},${p.y}`).join('L')}`;
+    (edge.lane ? sideways : down).push(d);
+    arrows.push(arrow(points[points.length - 2], points[points.length - 1]));
   }
   return { down: grouped(down), sideways, arrows: grouped(arrows) };
 }

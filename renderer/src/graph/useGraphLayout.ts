@@ -1,5 +1,4 @@
 import { useEffect, useState } from 'react';
-import type { RefObject } from 'react';
 import type { ViewGraph } from './collapse';
 import { columnLayout, layoutGraph } from './layout';
 import type { LayoutResult } from './layout';
@@ -20,13 +19,12 @@ export interface GraphLayout {
  * layout arrives the previous one stays on screen, so an edit never blanks the graph; a layout for
  * another model is never shown.
  */
-export function useGraphLayout(view: ViewGraph | undefined, key: string, model: string | undefined, panel: RefObject<HTMLElement | null>): GraphLayout | undefined {
+export function useGraphLayout(view: ViewGraph | undefined, key: string, model: string | undefined): GraphLayout | undefined {
   const [layout, setLayout] = useState<GraphLayout & { model?: string }>();
   useEffect(() => {
     if (!view) return;
     let cancelled = false;
-    const size = panel.current;
-    const input = { layers: view.nodes, stageOf: view.stageOf, aspectRatio: size && size.clientHeight > 0 ? size.clientWidth / size.clientHeight : undefined };
+    const input = { layers: view.nodes, stageOf: view.stageOf };
     const started = performance.now();
     const done = (result: LayoutResult, note?: string) =>
       !cancelled && setLayout((prev) => ({ result, view, key, model, version: (prev?.version ?? 0) + 1, ms: performance.now() - started, note }));
