@@ -16,6 +16,13 @@ export interface Alert {
   /** How many events repeated it while it stayed open. */
   count: number;
   dismissed: boolean;
+  /**
+   * The job showed that what it raised is over: the rank is back in a generation (lost agent), a step
+   * had a finite loss (NaN loss) or completed (stalled collective). Until then every report of it —
+   * the coordinator's log line, the new generation, agents' errors, the failure at the end, arriving in
+   * any order and at any delay — is the same incident, so a dismissed alert stays dismissed.
+   */
+  resolved: boolean;
 }
 
 export type AlertFinding = Pick<Alert, 'kind' | 'rank' | 'message'>;
@@ -62,13 +69,35 @@ export function alertFinding(event: JobEvent): AlertFinding | null {
 }
 
 /**
- * Add a finding to the alerts: the same kind about the same rank while its alert is still open counts
- * as a repeat (a lost agent is both logged and a new generation); after a dismissal it opens a new one.
+ * Add a finding to the alerts: the same kind about the same rank counts as a repeat while its alert is
+ * shown, or while the incident it raised is not over (a lost agent is logged, then a new generation
+ * forms, then agents report it — on a loaded machine seconds apart, after the user may have dismissed
+ * the first). Only once the incident is over and its alert dismissed does a new finding open a new alert.
  */
 export function addAlert(alerts: Alert[], finding: AlertFinding): Alert[] {
-  const open = alerts.findIndex((a) => !a.dismissed && a.kind === finding.kind && a.rank === finding.rank);
-  if (open >= 0) return alerts.map((a, i) => (i === open ? { ...a, count: a.count + 1 } : a));
-  return [...alerts, { ...finding, id: `${finding.kind}-${alerts.length + 1}`, count: 1, dismissed: false }];
+  const same = (a: Alert) => a.kind === finding.kind && a.rank === finding.rank;
+  let at = alerts.findIndex((a) => same(a) && !a.dismissed);
+  if (at < 0) at = alerts.findIndex((a) => same(a) && !a.resolved);
+  if (at >= 0) return alerts.map((a, i) => (i === at ? { ...a, count: a.count + 1 } : a));
+  return [...alerts, { ...finding, id: `${finding.kind}-${alerts.length + 1}`, count: 1, dismissed: false, resolved: false }];
+}
+
+/** Whether `event` shows that what `alert` raised is over. */
+function endsIncident(alert: Alert, event: JobEvent): boolean {
+  switch (alert.kind) {
+    case 'lost-agent':
+      return event.type === 'membership' && event.agents.some((a) => a.rank === alert.rank);
+    case 'nan-loss':
+      return event.type === 'step' && Number.isFinite(event.loss);
+    case 'stalled-collective':
+      return event.type === 'step';
+  }
+}
+
+/** Mark the alerts whose incident `event` shows to be over (the same array when none is). */
+export function resolveAlerts(alerts: Alert[], event: JobEvent): Alert[] {
+  if (!alerts.some((a) => !a.resolved && endsIncident(a, event))) return alerts;
+  return alerts.map((a) => (!a.resolved && endsIncident(a, event) ? { ...a, resolved: true } : a));
 }
 
 export function dismissAlert(alerts: Alert[], id: string): Alert[] {

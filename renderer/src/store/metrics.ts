@@ -1,5 +1,5 @@
 import type { FinalEvent, JobEvent, JobState, ProfileEvent, TimelineJobEvent } from '../../../engine/protocol/events';
-import { addAlert, alertFinding } from '../monitor/alerts';
+import { addAlert, alertFinding, resolveAlerts } from '../monitor/alerts';
 import type { Alert } from '../monitor/alerts';
 
 /** The latest health of one stage of an asynchronous (PipeMare) pipeline. */
@@ -114,6 +114,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
     logs: [...previous.logs],
   };
   for (const event of events) {
+    next.alerts = resolveAlerts(next.alerts, event);
     const finding = alertFinding(event);
     if (finding) next.alerts = addAlert(next.alerts, finding);
     switch (event.type) {
