@@ -2,11 +2,12 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects: `unit` (test/unit: in-process, no built bundles, no real hosts; `npm run test:fast`),
- * `fuzz` (test/fuzz: seeded mutations of plans, clusters and models) and `integration`
- * (test/integration: real agent processes, real sshd; `npm run test:integration`).
- * `vitest run` (and `npm test`) runs both, the unit project first. Only the integration project builds
- * the Node bundles (its global setup) and runs its files one at a time; unit files run in parallel.
+ * Four projects: `unit` (test/unit: in-process, no built bundles, no real hosts; `npm run test:fast`),
+ * `fuzz` (test/fuzz: seeded mutations of plans, clusters and models), `integration`
+ * (test/integration: real agent processes, real sshd; `npm run test:integration`) and `faults`
+ * (test/faults: agents and coordinators killed and paused, run folders taken away).
+ * `vitest run` (and `npm test`) runs them all, in that order. Only the integration and faults projects build
+ * the Node bundles (their global setup) and run their files one at a time; unit files run in parallel.
  */
 const timeouts = { testTimeout: 120_000, hookTimeout: 60_000 };
 
@@ -28,6 +29,17 @@ export default defineConfig({
           // Integration tests start real processes; two cores run them one file at a time.
           fileParallelism: false,
           sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        test: {
+          ...timeouts,
+          name: 'faults',
+          include: ['test/faults/**/*.test.ts'],
+          globalSetup: ['test/globalSetup.ts'],
+          // Fault injection (README's "Failure model"): killed and paused processes, one file at a time, last.
+          fileParallelism: false,
+          sequence: { groupOrder: 3 },
         },
       },
     ],

@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { faultContext, faultScenarios, outcome } from '../support/faultScenarios.js';
+
+/**
+ * Issue 17: the failure model of README's "Failure model", asserted by injecting each fault into real
+ * jobs (real coordinator and agent processes, the real `shoal` command, real files). Each scenario
+ * says what the model promises and lists where a run departs from it (test/support/faultScenarios.ts,
+ * shared with `npm run bench -- faults`): same parameters as the uninterrupted run where the
+ * mathematics allow, otherwise a non-zero exit with a message saying what happened and what to do.
+ */
+const root = mkdtempSync(join(tmpdir(), 'shoal-faults-'));
+const ctx = faultContext(root);
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+describe('fault injection', () => {
+  it('an uninterrupted dp4 run, the reference for the parameters', async () => {
+    expect((await ctx.reference()).size).toBeGreaterThan(0);
+  }, 240_000);
+
+  for (const scenario of faultScenarios) {
+    it(`${scenario.name}: ${scenario.promise}`, async () => {
+      const run = await scenario.run(ctx);
+      const problems = await scenario.check(run, ctx);
+      expect(problems, `${outcome(run)}${run.error ? `: ${run.error.message}` : ''}${run.stderr ? `\nstderr: ${run.stderr.slice(-2000)}` : ''}`).toEqual([]);
+    }, 240_000);
+  }
+});
