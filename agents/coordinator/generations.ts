@@ -42,6 +42,10 @@ export class Generations {
   private lastId = 0;
   /** Members that served an earlier generation: their links must be rebuilt for a new one. */
   private readonly served = new Set<Member>();
+  /** Agents a resize released: shut down once their state is handed over, never waiting. */
+  private readonly released = new Set<Member>();
+  /** Why the live agents outside the running generation wait (the re-plan's words). */
+  private waitingReason = '';
 
   constructor(
     private readonly run: TrainingRun,
@@ -53,6 +57,16 @@ export class Generations {
     const { config, log } = this.run;
     const gen = this.gen;
     return { plan: gen.plan, config, active: gen.members, log, ask: (request, payload) => gen.ask(request, payload) };
+  }
+
+  /**
+   * Who is outside the running generation, as membership events say: live agents without a rank
+   * (with the reason the last re-plan gave), and how many agents the job has lost so far.
+   */
+  outside(): { waiting: MembershipWaiting[]; lost: number } {
+    const all = this.run.job.membership.members;
+    const waiting = all.filter((m) => !m.lost && !this.released.has(m) && !this.gen.members.includes(m)).map((m) => ({ host: m.host, pid: m.pid, reason: this.waitingReason }));
+    return { waiting, lost: all.filter((m) => m.lost).length };
   }
 
   /** A generation of the survivors of a loss, only to abort the step and gather their state: failures there are expected. */
@@ -70,6 +84,7 @@ export class Generations {
   async establish(state: JobState | HeldState | null, at: number, reason: string, options: { plan?: Plan; exclude?: ReadonlySet<Member>; requestId?: string } = {}): Promise<number> {
     const { job, config, say } = this.run;
     let given = options.plan;
+    for (const m of options.exclude ?? []) this.released.add(m);
     for (;;) {
       const team = job.membership.alive().filter((m) => !options.exclude?.has(m));
       const { plan, waitingReason } = given ? { plan: given, waitingReason: 'the plan the job started with uses fewer agents; they take part when the team changes' } : planTeam(job.plan, config.model, team.length);
@@ -125,8 +140,8 @@ export class Generations {
         (rank) => floatsToBytes(partOf(rank).body),
       );
     }
-    const lost = job.membership.members.filter((m) => m.lost).length;
-    log.emit({ type: 'membership', generation: generationId, step, reason, requestId, agents: placedAgents(gen), waiting, lost });
+    this.waitingReason = waiting[0]?.reason ?? '';
+    log.emit({ type: 'membership', generation: generationId, step, reason, requestId, agents: placedAgents(gen), ...this.outside() });
     this.clocks = await syncClocks(this.context());
   }
 }

@@ -22,6 +22,7 @@ export async function rebalance(generations: Generations, balancer: VirtualNodeB
     step,
     reason: `rebalance by measured speed: compute per step ${proposal.beforeMs.toFixed(0)} → ${proposal.afterMs.toFixed(0)} ms (predicted)`,
     agents: placedAgents(gen),
+    ...generations.outside(),
   });
   return true;
 }

@@ -45,8 +45,7 @@ export class Resizes {
     const team = job.membership.alive().filter((m) => !released.has(m));
     const change = [request.add ? `+${request.add}` : '', request.remove.length ? `−rank ${request.remove.join(', ')}` : ''].filter(Boolean).join(' ');
     if (released.size === 0 && team.length === gen.members.length && team.every((m) => gen.members.includes(m))) {
-      const lost = job.membership.members.filter((m) => m.lost).length;
-      log.emit({ type: 'membership', generation: gen.id, step, reason: `resize: ${change} (every live agent already trains in generation ${gen.id})`, requestId: request.id, agents: placedAgents(gen), waiting: [], lost });
+      log.emit({ type: 'membership', generation: gen.id, step, reason: `resize: ${change} (every live agent already trains in generation ${gen.id})`, requestId: request.id, agents: placedAgents(gen), ...this.generations.outside() });
       return step;
     }
     const state = await this.checkpoints.holdSnapshot(gen);

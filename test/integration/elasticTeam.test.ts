@@ -22,6 +22,8 @@ import { maxRelativeError, readParams } from './paramsFile.js';
  * equal an uninterrupted run's; a resize resolves only once its agents train.
  */
 const K = 10;
+/** Real agent processes on a shared 2-core machine: a job with a resize takes minutes under load. */
+const JOB_TIMEOUT_MS = 480_000;
 const model = zooModel('mlp');
 const sgd: OptimizerConfig = { kind: 'sgd', learningRate: 0.05, momentum: 0.9 };
 let root: string;
@@ -101,7 +103,7 @@ describe('every elastic move keeps every live agent busy', () => {
     expect(changes[1].agents.map((a) => a.pid)).not.toContain(killed);
     expectTeamOf(changes[1], plan, 3);
     expectExact(params);
-  });
+  }, JOB_TIMEOUT_MS);
 
   for (const add of [1, 2]) {
     it(`adds ${add} agent(s) to a pp2-dp1 job: the resize resolves once all ${2 + add} train, and the parameters match`, async () => {
@@ -119,7 +121,7 @@ describe('every elastic move keeps every live agent busy', () => {
       expect(changes[1].requestId).toBeDefined();
       expectTeamOf(changes[1], plan, 2 + add);
       expectExact(params);
-    });
+    }, JOB_TIMEOUT_MS);
   }
 
   it('adds one agent to a dp3 job: four replicas share the eight virtual nodes, and the parameters match', async () => {
@@ -137,5 +139,5 @@ describe('every elastic move keeps every live agent busy', () => {
     expect(changes[0].agents.map((a) => a.virtualNodes)).toEqual([3, 3, 2]);
     expect(changes[1].agents.map((a) => a.virtualNodes)).toEqual([2, 2, 2, 2]);
     expectExact(params);
-  });
+  }, JOB_TIMEOUT_MS);
 });
