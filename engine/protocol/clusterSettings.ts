@@ -33,8 +33,15 @@ export const EnvNameSchema = z
   .max(200)
   .refine((n) => !RESERVED_ENV.test(n), 'SHOAL_*, NODE_PATH and HOME are set by Shoal; choose another name');
 
+// Names are checked here rather than as the record's key schema, so that an error says what is wrong with the name.
 export const EnvSchema = z
-  .record(EnvNameSchema, z.string().max(4096, 'an environment value is at most 4096 characters').refine((v) => !v.includes('\0'), 'an environment value cannot contain a NUL character'))
+  .record(z.string(), z.string().max(4096, 'an environment value is at most 4096 characters').refine((v) => !v.includes('\0'), 'an environment value cannot contain a NUL character'))
+  .superRefine((env, ctx) => {
+    for (const name of Object.keys(env)) {
+      const checked = EnvNameSchema.safeParse(name);
+      if (!checked.success) ctx.addIssue({ code: 'custom', path: [name], message: checked.error.issues[0].message });
+    }
+  })
   .refine((env) => Object.keys(env).length <= 64, 'at most 64 environment variables');
 
 export const SetupCommandSchema = z

@@ -99,7 +99,7 @@ describe('shoal deploy over SSH', () => {
     // Round-robin from the head: h2 holds the coordinator and two agents, h3 and h4 one agent each.
     expect(deployed.processes.map((p) => `${p.target}:${p.name}`)).toEqual(['h2:coordinator', 'h2:agent-0', 'h3:agent-1', 'h4:agent-2', 'h2:agent-3']);
 
-    const config = join(homes[0], '.shoal', 'jobs', jobId, 'coordinator.config');
+    const config = join(homes[0], '.shoal', 'jobs', jobId, 'h2', 'coordinator.config');
     expect(statSync(config).mode & 0o777).toBe(0o600);
     const secret = (JSON.parse(readFileSync(config, 'utf8')) as { secret: string }).secret;
     expect(secret).toMatch(/^[0-9a-f]{64}$/);

@@ -2,9 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
+import { ClusterSettingsSchema, parseEnvAssignment, type ClusterSettings } from '../../protocol/clusterSettings.js';
 import { expandHome } from '../hosts/configDir.js';
 import { clusterProfileFile, loadClusterProfile } from '../hosts/clusterProfile.js';
-import { clustersFile, loadClusters, saveClusterHosts } from '../hosts/clusterStore.js';
+import { clustersFile, loadClusters, saveClusterHosts, type SshCluster } from '../hosts/clusterStore.js';
 import { endpointLabel, parseHostSpec, type JumpHop, type SshHost } from '../hosts/host.js';
 import { linkReport } from '../hosts/linkReport.js';
 import { importSshConfig } from '../hosts/sshConfigImport.js';
@@ -14,6 +15,7 @@ import { processIo, type CommandIo } from './commandIo.js';
 
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
+                    [--remote-dir ~/.shoal|/abs/path] [--setup 'command']… [--env NAME=value]…
   shoal cluster import --name <name> [--ssh-config file] [--hosts a,b]
   shoal cluster test <name> [--trust-new] [--json] [--no-survey]
   shoal cluster list [--json]
@@ -24,6 +26,10 @@ export const CLUSTER_USAGE = `Usage:
 --identity is used for the hosts and their jump hosts; without it, ssh-agent and ~/.ssh/id_* are tried.
 test preflights every host, then measures bandwidth and latency between every pair of hosts that passed
 (agents are uploaded and run briefly); --no-survey skips that. show prints the hosts and the stored links.
+--remote-dir: where Shoal keeps its files on the hosts (default ~/.shoal; hosts may share it, e.g. an NFS
+home). --setup: a command run on every host at every deploy (repeat for several; they replace the
+cluster's list). --env: a variable every process on the hosts gets (added by name). add on an existing
+cluster may give only these. Setup commands and env are stored and shown in plain text: no secrets.
 remove without --host removes the cluster and its measured links; with --host, those hosts only.
 edit changes one host: --identity '' or --jump '' clears the key or the jump chain; left out, they are kept.
 `;
@@ -77,11 +83,22 @@ function addCommand(args: string[], io: CommandIo): number {
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,
-    options: { host: { type: 'string', multiple: true }, identity: { type: 'string', multiple: true }, jump: { type: 'string', multiple: true } },
+    options: {
+      host: { type: 'string', multiple: true },
+      identity: { type: 'string', multiple: true },
+      jump: { type: 'string', multiple: true },
+      'remote-dir': { type: 'string' },
+      setup: { type: 'string', multiple: true },
+      env: { type: 'string', multiple: true },
+    },
   });
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
-  if (!values.host?.length) throw new UsageError('Give at least one --host user@address[:port].');
+  const settings = settingsFrom(values);
+  const known = loadClusters().some((c) => c.name === name);
+  if (!values.host?.length && !(known && Object.keys(settings).length)) {
+    throw new UsageError(known ? 'Give --host user@address[:port], or settings to change (--remote-dir, --setup, --env).' : 'Give at least one --host user@address[:port].');
+  }
   const me = userInfo().username;
   const identityFiles = (values.identity ?? []).map((f) => {
     const path = resolve(expandHome(f));
@@ -95,17 +112,42 @@ function addCommand(args: string[], io: CommandIo): number {
     .map((spec) => ({ ...parseHostSpec(spec.trim(), me), identityFiles }));
   const existing = loadClusters().find((c) => c.name === name)?.hosts ?? [];
   const hosts: SshHost[] = [];
-  for (const spec of values.host) {
+  for (const spec of values.host ?? []) {
     const { user, address, port } = parseHostSpec(spec, me);
     // The alias is the address; a second host on the same address (another port) gets the port too.
     const taken = [...existing, ...hosts].some((h) => h.alias === address && (h.address !== address || h.port !== port));
     const alias = taken ? `${address}-${port}` : address;
     hosts.push({ alias, address, port, user, identityFiles, useAgent: true, jump });
   }
-  const cluster = saveClusterHosts(name, hosts);
-  io.out(`Cluster ${name}: ${hosts.map((h) => `${h.user}@${endpointLabel(h)}`).join(', ')} saved (${cluster.hosts.length} host${cluster.hosts.length === 1 ? '' : 's'} in all).\n`);
+  const cluster = saveClusterHosts(name, hosts, settings);
+  if (hosts.length) io.out(`Cluster ${name}: ${hosts.map((h) => `${h.user}@${endpointLabel(h)}`).join(', ')} saved (${cluster.hosts.length} host${cluster.hosts.length === 1 ? '' : 's'} in all).\n`);
+  if (Object.keys(settings).length) io.out(settingsLines(cluster).replace(/^/, `Cluster ${name}:\n`));
   io.out(`Check the hosts with: shoal cluster test ${name}\n`);
   return 0;
+}
+
+/** --remote-dir, --setup and --env, checked by the cluster schema; an error names the option and what to write. */
+function settingsFrom(values: { 'remote-dir'?: string; setup?: string[]; env?: string[] }): ClusterSettings {
+  const env = Object.fromEntries((values.env ?? []).map(parseEnvAssignment));
+  const parsed = ClusterSettingsSchema.safeParse({
+    ...(values['remote-dir'] !== undefined ? { remoteDir: values['remote-dir'] } : {}),
+    ...(values.setup?.length ? { setup: values.setup } : {}),
+    ...(Object.keys(env).length ? { env } : {}),
+  });
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const option = issue.path[0] === 'remoteDir' ? `--remote-dir ${values['remote-dir']}` : issue.path[0] === 'setup' ? `--setup${issue.path.length > 1 ? ` (#${Number(issue.path[1]) + 1})` : ''}` : '--env';
+    throw new Error(`${option}: ${issue.message}.`);
+  }
+  return parsed.data;
+}
+
+/** A cluster's settings as `show` and `add` print them (env values too: they are documented as not secret). */
+function settingsLines(c: SshCluster): string {
+  const lines = [`  remote directory: ${c.remoteDir ?? '~/.shoal (default)'}`];
+  for (const [i, cmd] of (c.setup ?? []).entries()) lines.push(`  setup ${i + 1}: ${cmd}`);
+  for (const [k, v] of Object.entries(c.env ?? {})) lines.push(`  env ${k}=${v}`);
+  return lines.join('\n') + '\n';
 }
 
 function importCommand(args: string[], io: CommandIo): number {
@@ -168,6 +210,7 @@ function showCommand(args: string[], io: CommandIo): number {
     return 0;
   }
   io.out(`${cluster.name}\n`);
+  io.out(settingsLines(cluster));
   for (const h of cluster.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
   io.out(profile ? linkReport(profile, clusterProfileFile(name)) : `No links measured yet. Measure them with: shoal cluster test ${name}\n`);
   return 0;

@@ -6,18 +6,19 @@ import { hostPath } from '../../wire/hostPath.js';
 import { readLayersModel } from '../../wire/layersModelFile.js';
 import { dataFiles } from './dataFiles.js';
 import { digestFiles } from './fileDigest.js';
+import { DEFAULT_REMOTE_DIR, remotePath } from './remotePaths.js';
 import type { Payload } from './uploadPayload.js';
 
 /**
  * A deployed job's own files: the user's model file with its weights (`model/`) and the files its data
  * reader opens (`data/`, any dataset format), as one payload named by a digest of its files' names,
- * sizes and cheap content digests (fileDigest.ts). A host keeps it in ~/.shoal/inputs/<hash>/, so
+ * sizes and cheap content digests (fileDigest.ts). A host keeps it in ~/.shoal/inputs/<hash>/ (under the cluster's remote directory), so
  * deploying the same model and data again uploads nothing. Data described with `location: "hosts"` is
  * not uploaded: `onHosts` lists its files, which each host must hold the same as this machine.
  */
 export interface JobInputs extends Payload {
-  /** The model graph and training setup as processes on a host that received the payload see them. */
-  remote(): { model: ModelGraph; training: TrainingSetup };
+  /** The model graph and training setup as processes on a host that received the payload (under `remoteDir`) see them. */
+  remote(remoteDir?: string): { model: ModelGraph; training: TrainingSetup };
 }
 
 export function jobInputs(model: ModelGraph, training: TrainingSetup): JobInputs | null {
@@ -38,16 +39,18 @@ export function jobInputs(model: ModelGraph, training: TrainingSetup): JobInputs
   const hash = createHash('sha256');
   for (const f of sized) hash.update(`${f.relative}\0${f.bytes}\0${f.digest}\0`);
   const digest = hash.digest('hex').slice(0, 20);
-  const base = `~/.shoal/inputs/${digest}`;
   return {
     hash: digest,
     files: sized,
     bytes: sized.reduce((n, f) => n + f.bytes, 0),
     ...(onHosts && data ? { onHosts: { dir: data.dir, files: onHosts } } : {}),
-    remote: () => ({
-      model: model.source ? { ...model, source: { modelFile: `${base}/model/${relative(dirname(model.source.modelFile), model.source.modelFile)}` } } : model,
-      training: data && !data.onHosts ? { ...training, data: data.movedTo(`${base}/data`) } : training,
-    }),
+    remote: (remoteDir = DEFAULT_REMOTE_DIR) => {
+      const base = remotePath(remoteDir, 'inputs', digest);
+      return {
+        model: model.source ? { ...model, source: { modelFile: `${base}/model/${relative(dirname(model.source.modelFile), model.source.modelFile)}` } } : model,
+        training: data && !data.onHosts ? { ...training, data: data.movedTo(`${base}/data`) } : training,
+      };
+    },
   };
 }
 

@@ -1,15 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { MAX_RESTARTS, REJOIN_EXIT_CODE, SIGNALLED_EXIT_ABOVE } from '../../plan/restartPolicy.js';
 import type { ProcessSpec, ProcessState } from './launcher.js';
+import { DEFAULT_REMOTE_DIR, jobDirsScript } from './remotePaths.js';
 import { assertPlainName, shQuote } from './shellQuote.js';
 
 /**
  * POSIX sh scripts that start, inspect and stop a job's processes on a host. Every launcher runs the
  * same scripts (locally with `sh -s`, over SSH, or — for Slurm — through `srun … sh -s`), so what a job
- * leaves on a host is the same everywhere:
+ * leaves on a host is the same everywhere (remotePaths.ts; `~/.shoal` is the cluster's remote directory):
  *
- *   ~/.shoal/jobs/<id>/   temporary: <name>.config (the secret, mode 600), <name>.pid, <name>.exit
- *   ~/.shoal/runs/<id>/   kept: <name>.log, events.jsonl, checkpoints/, profile.json
+ *   ~/.shoal/jobs/<id>/<host>/   temporary: <name>.config (the secret, mode 600), <name>.pid, <name>.exit
+ *   ~/.shoal/runs/<id>/          kept: <name>.log, events.jsonl, checkpoints/, profile.json
+ *
+ * Each host reads, signals and removes only its own `jobs/<id>/<host>/`, so hosts that share the
+ * remote directory (one NFS home) never touch each other's processes.
  *
  * Scripts travel on the shell's standard input, never as arguments, because the coordinator's and
  * agents' configurations inside them carry the job secret.
@@ -34,29 +38,57 @@ const SUPERVISOR = [
   'rm -f "$1/$2.config"',
 ].join('\n');
 
-const dirs = (jobId: string) => {
-  assertPlainName(jobId, 'Job id');
-  return `J="$HOME/.shoal/jobs/${jobId}"; R="$HOME/.shoal/runs/${jobId}"`;
-};
+/** Which host's job folder a script works in, under which remote directory (default ~/.shoal). */
+export interface JobPlace {
+  host: string;
+  remoteDir?: string;
+}
+
+const dirs = (jobId: string, place: JobPlace) => jobDirsScript(jobId, place.host, place.remoteDir ?? DEFAULT_REMOTE_DIR);
+
+/**
+ * A job started by an older Shoal kept its pid files in jobs/<id>/ itself: status, stop and read still
+ * find them there when this host has no folder of its own.
+ */
+const LEGACY = '[ -d "$J" ] || ! ls "$JOB"/*.pid >/dev/null 2>&1 || J="$JOB"';
+
+export interface StartOptions extends JobPlace {
+  /** Absolute or relative to $HOME. */
+  bundle: string;
+  /** Shoal's variables, as shell words evaluated after `$B` (the bundle's path) is set. */
+  env?: Record<string, string>;
+  /** The cluster's variables: literal values, exported before Shoal's own. */
+  clusterEnv?: Record<string, string>;
+}
+
+/** `export NAME='value'` lines for literal values (names were checked by the cluster's schema). */
+export function exportLines(env: Record<string, string> = {}): string[] {
+  return Object.entries(env).map(([k, v]) => `export ${assertEnvName(k)}=${shQuote(v)}`);
+}
+
+function assertEnvName(name: string): string {
+  if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new Error(`"${name}" is not an environment variable name: use letters, digits and _.`);
+  return name;
+}
 
 /**
  * Start `node <bundle> <role>` detached (setsid: its own session, so the end of the SSH session or of
  * the studio sends it no SIGHUP), its configuration written to a mode-600 file it reads as stdin; the
  * file is removed when the process ends. Prints `pid N`, and for the coordinator `port N` once it listens.
- * `bundle` is absolute or relative to $HOME; `env` values are shell words evaluated after `$B` (the
- * bundle's path) is set, e.g. `"$(dirname "$B")/mnist"`.
+ * `env` values are shell words evaluated after `$B` (the bundle's path) is set, e.g.
+ * `"$(dirname "$B")/mnist"`; `clusterEnv` values are literal.
  */
-export function startScript(spec: ProcessSpec, bundle: string, env: Record<string, string> = {}): string {
+export function startScript(spec: ProcessSpec, o: StartOptions): string {
   const name = assertPlainName(spec.name, 'Process name');
   // A terminator the JSON cannot contain as a line of its own (the JSON is one line starting with `{`).
   const eof = `SHOAL_CONFIG_${randomBytes(8).toString('hex')}`;
-  const exports = Object.entries(env).map(([k, v]) => `export ${k}=${v}`);
+  const exports = [...exportLines(o.clusterEnv), ...Object.entries(o.env ?? {}).map(([k, v]) => `export ${assertEnvName(k)}=${v}`)];
   const lines = [
     'set -e',
     'umask 077',
-    dirs(spec.jobId),
+    dirs(spec.jobId, o),
     'mkdir -p "$J" "$R"',
-    `B=${shQuote(bundle)}; case "$B" in /*) ;; *) B="$HOME/$B" ;; esac`,
+    `B=${shQuote(o.bundle)}; case "$B" in /*) ;; *) B="$HOME/$B" ;; esac`,
     `[ -f "$B" ] || { echo "the agent bundle $B is missing on this host; deploy again to upload it" >&2; exit 3; }`,
     'command -v node >/dev/null 2>&1 || { echo "node is not on the PATH of non-interactive sessions on this host (need Node >= 20)" >&2; exit 3; }',
     `rm -f "$J/${name}.pid" "$J/${name}.exit"`,
@@ -95,9 +127,10 @@ export function parseStartOutput(stdout: string): { pid?: number; port?: number 
 }
 
 /** One line per process of the job on this host: `proc <name> <pid> alive|dead [exit code]`, and `present`. */
-export function statusScript(jobId: string): string {
+export function statusScript(jobId: string, place: JobPlace): string {
   return [
-    dirs(jobId),
+    dirs(jobId, place),
+    LEGACY,
     '[ -d "$J" ] && echo present',
     'for f in "$J"/*.pid; do',
     '  [ -f "$f" ] || continue',
@@ -118,16 +151,17 @@ export function parseStatusOutput(stdout: string): { present: boolean; processes
 }
 
 /**
- * SIGTERM to each process group of the job (the coordinator's first), SIGKILL to what is left after 3 s (a stopped process
- * ignores TERM), then remove the temporary folder (configurations with the secret, pid files). The run
+ * SIGTERM to each process group of the job on this host (the coordinator's first), SIGKILL to what is left after 3 s (a stopped process
+ * ignores TERM), then remove this host's temporary folder (configurations with the secret, pid files). The run
  * folder stays: it holds the logs, the event history and the checkpoints. On the head host, a
  * `stopped` status is appended to the event history so that a later attach shows how the job ended.
  */
-export function stopScript(jobId: string, markStopped: boolean): string {
+export function stopScript(jobId: string, place: JobPlace, markStopped: boolean): string {
   // printf's %s takes `date +%s`: the time in ms, as every event carries it.
   const stopped = JSON.stringify({ type: 'status', state: 'stopped', message: 'stopped with shoal stop', time: 0 }).replace('"time":0', '"time":%s000');
   return [
-    dirs(jobId),
+    dirs(jobId, place),
+    LEGACY,
     '[ -d "$J" ] || { echo "absent"; exit 0; }',
     'pids=""; for f in "$J"/*.pid; do [ -f "$f" ] && pids="$pids $(cat "$f")"; done',
     'alive() { for p in $pids; do { kill -0 "-$p" || kill -0 "$p"; } 2>/dev/null && return 0; done; return 1; }',
@@ -142,14 +176,15 @@ export function stopScript(jobId: string, markStopped: boolean): string {
     'i=0; while alive && [ $i -lt 60 ]; do i=$((i+1)); sleep 0.05; done',
     'for p in $pids; do kill -KILL "-$p" 2>/dev/null || kill -KILL "$p" 2>/dev/null || true; done',
     ...(markStopped ? [`if [ "$was" = yes ] && [ -f "$R/events.jsonl" ]; then printf '${stopped}\\n' "$(date +%s)" >> "$R/events.jsonl"; fi`] : []),
-    'rm -rf "$J"',
+    // Only this host's folder: another host sharing the remote directory may still be running there.
+    'rm -rf "$J"; rmdir "$JOB" 2>/dev/null || true',
     'echo "stopped $was"',
     '',
   ].join('\n');
 }
 
 /** `cat` one file of the job; exit 44 when it does not exist. */
-export function readScript(jobId: string, where: 'run' | 'temp', file: string): string {
+export function readScript(jobId: string, place: JobPlace, where: 'run' | 'temp', file: string): string {
   assertPlainName(file, 'File name');
-  return [dirs(jobId), `F="$${where === 'run' ? 'R' : 'J'}/${file}"`, '[ -f "$F" ] || exit 44', 'cat "$F"', ''].join('\n');
+  return [dirs(jobId, place), LEGACY, `F="$${where === 'run' ? 'R' : 'J'}/${file}"`, '[ -f "$F" ] || exit 44', 'cat "$F"', ''].join('\n');
 }

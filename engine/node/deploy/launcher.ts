@@ -4,6 +4,7 @@
  * SshLauncher (hosts over SSH), and — described in the README — a Slurm launcher that runs the same
  * start scripts through `srun` on a login node.
  */
+import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import type { Payload } from './uploadPayload.js';
 
 /** A machine processes can be placed on. */
@@ -17,7 +18,8 @@ export interface LaunchTarget {
 /** One step of getting a target ready, for per-host progress lines. */
 export interface PrepareEvent {
   target: string;
-  step: 'connect' | 'upload' | 'gpu-runtime' | 'ready';
+  /** `setup`: the cluster's setup commands (their output comes as progress). */
+  step: 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
   status: 'running' | 'ok' | 'skipped' | 'fail' | 'progress';
   detail: string;
 }
@@ -83,11 +85,13 @@ export interface Launcher {
    * it (LocalLauncher's attached mode: `shoal train`) leaves no deploy record: its owner follows it.
    */
   readonly detached?: boolean;
+  /** The cluster's remote directory, setup commands and env (clusterSettings.ts); recorded with a deployed job. */
+  readonly settings?: ClusterSettings;
   /** The name agent `index` on `target` is known by in events and logs (default: the target's alias). */
   agentHost?(target: LaunchTarget, index: number): string;
   /**
    * Connect to every target and make the agent runnable there, in parallel with a bound; `inputs` (a
-   * user's model and data) go to ~/.shoal/inputs/<hash>/ on each target that does not share this
+   * user's model and data) go to <remote dir>/inputs/<hash>/ on each target that does not share this
    * machine's files (see jobInputs.ts).
    */
   prepare(onProgress?: (e: PrepareEvent) => void, inputs?: Payload): Promise<PreparedTarget[]>;

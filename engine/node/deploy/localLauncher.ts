@@ -55,7 +55,7 @@ export class LocalLauncher implements Launcher {
 
   start(target: string, spec: ProcessSpec): Promise<StartedProcess> {
     if (this.attached) return this.attached.start(agentBundlePath(), spec);
-    return startWith(localShell, target, spec, agentBundlePath(), {});
+    return startWith(localShell, target, spec, { bundle: agentBundlePath() });
   }
 
   async forward(_target: string, host: string, port: number): Promise<Forward> {

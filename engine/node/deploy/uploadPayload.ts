@@ -3,9 +3,10 @@ import type { Client } from 'ssh2';
 import { runRemote } from './ssh/exec.js';
 import { digestScript, parseDigestLines } from './fileDigest.js';
 import { openSftpFiles, RESUME_MARGIN, type SftpFiles } from './sftpFiles.js';
+import { DEFAULT_REMOTE_DIR, homeRelative, remoteDirWord, remotePath } from './remotePaths.js';
 import { acquireUploadLock, type UploadLock } from './uploadLock.js';
 
-/** One file of what is uploaded to a host, at `relative` under ~/.shoal/<kind>/<hash>/. */
+/** One file of what is uploaded to a host, at `relative` under <remote dir>/<kind>/<hash>/ (remotePaths.ts). */
 export interface PayloadFile {
   local: string;
   relative: string;
@@ -29,7 +30,7 @@ export interface Payload {
 }
 
 export interface UploadResult {
-  /** The payload's folder relative to the host's $HOME. */
+  /** The payload's folder relative to the host's $HOME, or absolute when the remote directory is not under it. */
   dir: string;
   /** False when the host already had this exact content. */
   uploaded: boolean;
@@ -45,8 +46,8 @@ const MARKER = '.shoal-complete';
  * job's model and data (`inputs`). See beginUpload; the host's free space is checked before any byte
  * is sent.
  */
-export async function uploadPayload(client: Client, payload: Payload, kind: 'agent' | 'inputs', onProgress: (detail: string) => void): Promise<UploadResult> {
-  const upload = await beginUpload(client, payload, kind, onProgress);
+export async function uploadPayload(client: Client, payload: Payload, kind: 'agent' | 'inputs', onProgress: (detail: string) => void, remoteDir: string = DEFAULT_REMOTE_DIR): Promise<UploadResult> {
+  const upload = await beginUpload(client, payload, kind, onProgress, remoteDir);
   try {
     checkSpace([upload]);
     return await upload.run(onProgress);
@@ -59,6 +60,8 @@ export async function uploadPayload(client: Client, payload: Payload, kind: 'age
 export interface PendingUpload {
   what: string;
   kind: 'agent' | 'inputs';
+  /** The remote directory it goes to, as users read it (~/.shoal). */
+  remoteDir: string;
   /** Bytes still to send: 0 when the host has the payload, less than all when an earlier upload is continued. */
   needed: number;
   /** Free space in ~/.shoal/<kind> on the host, KiB (NaN when `df -Pk` did not answer). */
@@ -77,26 +80,26 @@ export interface PendingUpload {
  * host is the marker written and the folder renamed into place, so a folder named by its hash is
  * always whole. Holds the host's lock for this payload until release().
  */
-export async function beginUpload(client: Client, payload: Payload, kind: 'agent' | 'inputs', onProgress: (detail: string) => void): Promise<PendingUpload> {
+export async function beginUpload(client: Client, payload: Payload, kind: 'agent' | 'inputs', onProgress: (detail: string) => void, remoteDir: string = DEFAULT_REMOTE_DIR): Promise<PendingUpload> {
   const what = kind === 'agent' ? 'agent' : 'model and data';
-  const relDir = `.shoal/${kind}/${payload.hash}`;
+  const relDir = homeRelative(remoteDir, kind, payload.hash);
+  const kindDir = `${remoteDirWord(remoteDir)}/${kind}`;
   const nothing = (freeKib: number, release = async () => {}, line = `${what} ${payload.hash} already on the host: 0 MiB to upload`): PendingUpload => ({
-    what, kind, needed: 0, freeKib, release,
+    what, kind, remoteDir, needed: 0, freeKib, release,
     run: async (report) => (report(line), { dir: relDir, uploaded: false, sent: 0 }),
   });
   // SFTP paths are absolute: the SFTP server starts in the account's home, which may differ from $HOME.
   const check = await runRemote(client, 'sh -s', {
     stdin:
-      `mkdir -p "$HOME/.shoal/${kind}" && echo "home $HOME" && if [ -d "$HOME/${relDir}" ]; then echo present; fi\n` +
-      `df -Pk "$HOME/.shoal/${kind}" 2>/dev/null | awk 'NR == 2 { print "free " $4 }'\n`,
+      `D=${kindDir}; mkdir -p "$D" && echo "root $D" && if [ -d "$D/${payload.hash}" ]; then echo present; fi\n` +
+      `df -Pk "$D" 2>/dev/null | awk 'NR == 2 { print "free " $4 }'\n`,
     timeoutMs: 30_000,
   });
-  const home = /^home (\/.*)$/m.exec(check.stdout)?.[1];
-  if (!home) throw new Error(`could not create ~/.shoal/${kind} (exit ${check.code}): ${check.stderr.trim() || 'no output'}. Check the free space and permissions of the home directory.`);
+  const root = /^root (\/.*)$/m.exec(check.stdout)?.[1];
+  if (!root) throw new Error(`could not create ${remotePath(remoteDir, kind)} (exit ${check.code}): ${check.stderr.trim() || 'no output'}. Check the free space and permissions there, or give the cluster another remote directory (shoal cluster add <name> --remote-dir …).`);
   const freeKib = Number(/^free (\d+)$/m.exec(check.stdout)?.[1] ?? NaN);
   if (/^present$/m.test(check.stdout)) return nothing(freeKib);
 
-  const root = `${home}/.shoal/${kind}`;
   const final = `${root}/${payload.hash}`;
   const staging = `${root}/.upload-${payload.hash}`;
   const sftp = await openSftpFiles(client);
@@ -114,7 +117,7 @@ export async function beginUpload(client: Client, payload: Payload, kind: 'agent
     const starts = points.map((p, i) => (p === 'whole' ? payload.files[i].bytes : p));
     const already = starts.reduce((n, s) => n + s, 0);
     return {
-      what, kind, freeKib, release,
+      what, kind, remoteDir, freeKib, release,
       needed: payload.bytes - already,
       run: async (report) => {
         try {
@@ -127,7 +130,7 @@ export async function beginUpload(client: Client, payload: Payload, kind: 'agent
           } catch (err) {
             // Another deploy of the same content finished first (one that took no lock: an older Shoal).
             if (!(await sftp.stat(final))) throw err;
-            await runRemote(client, 'sh -s', { stdin: `rm -rf "$HOME/.shoal/${kind}/.upload-${payload.hash}"\n` });
+            await runRemote(client, 'sh -s', { stdin: `rm -rf ${kindDir}/.upload-${payload.hash}\n` });
           }
           report(`${mib(payload.bytes)} MiB on the host, ${mib(payload.bytes - already)} MiB sent, verified`);
           return { dir: relDir, uploaded: true, sent: payload.bytes - already };
@@ -144,7 +147,7 @@ export async function beginUpload(client: Client, payload: Payload, kind: 'agent
 }
 
 /**
- * The uploads bound for one host's ~/.shoal all fit in its free space (one file system: the agent and
+ * The uploads bound for one host's remote directory (~/.shoal) all fit in its free space (one file system: the agent and
  * the inputs both live there), or an error naming the space needed and free.
  */
 export function checkSpace(uploads: readonly PendingUpload[]): void {
@@ -152,7 +155,8 @@ export function checkSpace(uploads: readonly PendingUpload[]): void {
   const freeKib = Math.min(...uploads.map((u) => u.freeKib).filter((f) => Number.isFinite(f)));
   if (needed === 0 || !Number.isFinite(freeKib) || needed <= freeKib * 1024) return;
   const parts = uploads.filter((u) => u.needed > 0).map((u) => `${u.what} ${mib(u.needed)} MiB`).join(', ');
-  throw new Error(`not enough disk space: ${mib(needed)} MiB to upload to ~/.shoal (${parts}), ${mib(freeKib * 1024)} MiB free there. Free space on the host (old payloads in ~/.shoal/inputs/ can go), or deploy without this host.`);
+  const dir = uploads[0].remoteDir;
+  throw new Error(`not enough disk space: ${mib(needed)} MiB to upload to ${dir} (${parts}), ${mib(freeKib * 1024)} MiB free there. Free space on the host (old payloads in ${remotePath(dir, 'inputs')}/ can go), give the cluster a remote directory on a larger disk (--remote-dir), or deploy without this host.`);
 }
 
 /** Send each file that is not whole yet, from where its part stops, and rename it into place. */

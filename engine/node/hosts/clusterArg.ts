@@ -1,12 +1,13 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { loadClusters } from './clusterStore.js';
+import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
+import { clusterSettingsOf, loadClusters } from './clusterStore.js';
 import { SshHostSchema, type SshHost } from './host.js';
 
-const ClusterFileSchema = z.object({ name: z.string().min(1).optional(), hosts: z.array(SshHostSchema).min(1) });
+const ClusterFileSchema = z.object({ name: z.string().min(1).optional(), hosts: z.array(SshHostSchema).min(1), ...ClusterSettingsSchema.shape });
 
-export type ClusterChoice = { kind: 'local'; name: 'local' } | { kind: 'ssh'; name: string; hosts: SshHost[] };
+export type ClusterChoice = { kind: 'local'; name: 'local' } | { kind: 'ssh'; name: string; hosts: SshHost[]; settings: ClusterSettings };
 
 /**
  * What `--cluster` names: `local` (this machine), a JSON file `{ "hosts": [ … ] }` (hosts as in
@@ -26,13 +27,13 @@ export function resolveClusterArg(arg: string | undefined): ClusterChoice {
     const parsed = ClusterFileSchema.safeParse(json);
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
-      throw new Error(`${path}: ${issue.path.join('.') || '(top level)'}: ${issue.message}. Expected { "hosts": [{ "alias", "address", "port", "user", "identityFiles" }] }.`);
+      throw new Error(`${path}: ${issue.path.join('.') || '(top level)'}: ${issue.message}. Expected { "hosts": [{ "alias", "address", "port", "user", "identityFiles" }], "remoteDir"?, "setup"?: [commands], "env"?: { NAME: value } }.`);
     }
-    return { kind: 'ssh', name: parsed.data.name ?? path, hosts: parsed.data.hosts };
+    return { kind: 'ssh', name: parsed.data.name ?? path, hosts: parsed.data.hosts, settings: clusterSettingsOf(parsed.data) };
   }
   const clusters = loadClusters();
   const found = clusters.find((c) => c.name === arg);
   if (!found) throw new Error(`No cluster "${arg}". ${clusters.length ? `Clusters: ${clusters.map((c) => c.name).join(', ')}.` : 'Add one with: shoal cluster add <name> --host user@address[:port]'} (Or give a cluster JSON file, or local.)`);
   if (found.hosts.length === 0) throw new Error(`Cluster ${arg} has no hosts. Add some with: shoal cluster add ${arg} --host user@address[:port]`);
-  return { kind: 'ssh', name: found.name, hosts: found.hosts };
+  return { kind: 'ssh', name: found.name, hosts: found.hosts, settings: clusterSettingsOf(found) };
 }

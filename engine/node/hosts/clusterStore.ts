@@ -1,16 +1,26 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
 import { writeFileAtomic } from './atomicWrite.js';
 import { shoalConfigDir } from './configDir.js';
 import { SshHostSchema, type SshHost } from './host.js';
 
-/** A named set of SSH hosts, as the user registered it with `shoal cluster add|import`. */
+/**
+ * A named set of SSH hosts, as the user registered it with `shoal cluster add|import`, with its
+ * settings (remote directory, setup commands, env: engine/protocol/clusterSettings.ts).
+ */
 export const SshClusterSchema = z.strictObject({
   name: z.string().min(1),
   hosts: z.array(SshHostSchema),
+  ...ClusterSettingsSchema.shape,
 });
 export type SshCluster = z.infer<typeof SshClusterSchema>;
+
+/** The settings part of a stored cluster (or a cluster file), only those it sets. */
+export function clusterSettingsOf(c: ClusterSettings): ClusterSettings {
+  return { ...(c.remoteDir ? { remoteDir: c.remoteDir } : {}), ...(c.setup?.length ? { setup: c.setup } : {}), ...(c.env && Object.keys(c.env).length ? { env: c.env } : {}) };
+}
 
 const StoreFileSchema = z.strictObject({
   version: z.literal(1),
@@ -46,8 +56,12 @@ export function findCluster(name: string): SshCluster | undefined {
   return loadClusters().find((c) => c.name === name);
 }
 
-/** Create the cluster or add hosts to it. A host alias already in the cluster is replaced by the new one. */
-export function saveClusterHosts(name: string, hosts: SshHost[]): SshCluster {
+/**
+ * Create the cluster or add hosts to it. A host alias already in the cluster is replaced by the new one.
+ * `settings` replace the cluster's (a remote directory, the setup commands as a whole list) or add to
+ * them (env variables, by name).
+ */
+export function saveClusterHosts(name: string, hosts: SshHost[], settings: ClusterSettings = {}): SshCluster {
   const clusters = loadClusters();
   let cluster = clusters.find((c) => c.name === name);
   if (!cluster) {
@@ -59,6 +73,9 @@ export function saveClusterHosts(name: string, hosts: SshHost[]): SshCluster {
     if (i >= 0) cluster.hosts[i] = host;
     else cluster.hosts.push(host);
   }
+  if (settings.remoteDir) cluster.remoteDir = settings.remoteDir;
+  if (settings.setup?.length) cluster.setup = settings.setup;
+  if (settings.env && Object.keys(settings.env).length) cluster.env = { ...cluster.env, ...settings.env };
   saveClusters(clusters);
   return cluster;
 }

@@ -1,7 +1,7 @@
 import type { ClusterLinkProfile } from '../../cluster/linkProfile.js';
 import type { HostPreflight } from '../deploy/ssh/preflight.js';
 import { saveClusterProfile } from './clusterProfile.js';
-import type { SshCluster } from './clusterStore.js';
+import { clusterSettingsOf, type SshCluster } from './clusterStore.js';
 import { surveyLinks, type SurveyOptions } from './surveyLinks.js';
 
 /** What the survey part of a cluster test came to. */
@@ -20,7 +20,7 @@ export async function surveyAfterPreflight(cluster: SshCluster, results: HostPre
     .map((r) => ({ host: r.host, reason: `failed preflight: ${r.steps.filter((s) => s.status === 'fail').map((s) => `${s.step}: ${s.detail.split('\n')[0]}`).join('; ')}` }));
   if (ready.length < 2) return { skipped: `it needs two hosts that pass preflight, and ${ready.length} did.` };
   try {
-    const profile = await surveyLinks(cluster.name, ready, leftOut, options);
+    const profile = await surveyLinks(cluster.name, ready, leftOut, { ...options, settings: clusterSettingsOf(cluster) });
     return { profile, file: saveClusterProfile(profile) };
   } catch (err) {
     return { error: (err as Error).message };

@@ -63,7 +63,7 @@ export function placeAgents(targets: readonly LaunchTarget[], agents: number): L
 /**
  * Deploy a job: prepare every host (in parallel; each host's failure is reported for that host), start
  * the coordinator on the head host and the agents on every host, detached, and record the job here
- * (deploy.json) and there (~/.shoal/jobs/<id>/, pid files). Returns once every process has started;
+ * (deploy.json) and there (~/.shoal/jobs/<id>/<host>/, pid files: remotePaths.ts). Returns once every process has started;
  * training goes on without this process (see attachJob to follow it).
  */
 export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
@@ -77,7 +77,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
 
   // A user's model file and data folder go with the job (this machine reads them where they are).
   const inputs = o.training && launcher.kind !== 'local' ? jobInputs(model, o.training) : null;
-  const remote = inputs && launcher.kind !== 'local' ? inputs.remote() : { model, training: o.training };
+  const remote = inputs && launcher.kind !== 'local' ? inputs.remote(launcher.settings?.remoteDir) : { model, training: o.training };
   const prepared = await launcher.prepare(o.onProgress, inputs ?? undefined);
   const failed = prepared.filter((p) => !p.ok);
   if (failed.length > 0) {
@@ -123,6 +123,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       launcher: launcher.kind,
       cluster: o.cluster,
       hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
+      ...(launcher.settings && Object.keys(launcher.settings).length ? { settings: launcher.settings } : {}),
       head: head.alias,
       model: modelRef(model),
       steps: o.steps,

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { SshHost } from '../hosts/host.js';
 import { writeFileAtomic } from '../hosts/atomicWrite.js';
 import type { StartedProcess } from '../deploy/launcher.js';
+import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import { runsRoot } from './runStore.js';
 
 /**
@@ -19,6 +20,8 @@ export interface DeployRecord {
   cluster: string;
   /** The hosts the job runs on, head first, as they were when deployed (empty for local). */
   hosts: SshHost[];
+  /** The cluster's remote directory, setup commands and env when it set any (absent: ~/.shoal, none). */
+  settings?: ClusterSettings;
   head: string;
   model: string;
   steps: number;

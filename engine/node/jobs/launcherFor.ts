@@ -8,5 +8,5 @@ export function launcherFor(record: DeployRecord, options: SshLauncherOptions = 
   if (record.launcher === 'local') return new LocalLauncher();
   // Head first: SshLauncher treats its first host as the head.
   const hosts = [...record.hosts].sort((a, b) => Number(b.alias === record.head) - Number(a.alias === record.head));
-  return new SshLauncher(hosts, options);
+  return new SshLauncher(hosts, { ...options, ...(record.settings ? { settings: record.settings } : {}) });
 }

@@ -62,7 +62,7 @@ export async function resizeDeployedJob(
   }
   // The head (its forward reaches the coordinator) and the hosts that get agents, head first.
   const hosts = head ? [head, ...added.filter((h, i) => h.alias !== head.alias && added.findIndex((x) => x.alias === h.alias) === i)] : [];
-  const launcher: Launcher = record.launcher === 'local' ? new LocalLauncher() : new SshLauncher(hosts, options);
+  const launcher: Launcher = record.launcher === 'local' ? new LocalLauncher() : new SshLauncher(hosts, { ...options, ...(record.settings ? { settings: record.settings } : {}) });
   let at: (CoordinatorAddress & { close(): void }) | undefined;
   try {
     const coordinator = (at = await coordinatorAddress(launcher, record));
