@@ -62,7 +62,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     launcher =
       cluster.kind === 'local'
         ? new LocalLauncher()
-        : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true });
+        : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, settings: cluster.settings });
     const width = Math.max(...launcher.targets.map((t) => t.alias.length));
     const { record } = await deployJob({
       launcher,
