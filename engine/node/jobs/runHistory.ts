@@ -1,4 +1,5 @@
 import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { localClusterSpec } from '../../cluster/cluster.js';
 import { predictPlan } from '../../cost/predictPlan.js';
@@ -8,6 +9,7 @@ import { JobEventSchema, type JobEvent, type JobState } from '../../protocol/eve
 import { JobProfileSchema } from '../../protocol/profile.js';
 import { RunIdSchema, type RunDetail, type RunSummary } from '../../protocol/runs.js';
 import { ownerAlive, readControlFile } from './controlFile.js';
+import { runLockOwner } from './runLock.js';
 import { DEPLOY_RECORD } from './deployRecord.js';
 import { readRunMeta } from './runMeta.js';
 import { runsRoot, type RunRecord } from './runStore.js';
@@ -81,8 +83,20 @@ function lastOf<T extends JobEvent['type']>(events: JobEvent[], type: T): Extrac
   return undefined;
 }
 
-/** A job another process runs (`shoal train` in a terminal): its control file is there and its owner alive. */
+/** Whether a process of this host with this pid is alive (EPERM: alive, another user's). */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A job another process runs (`shoal train` in a terminal): its run lock or control file is there and its owner alive. */
 function runningElsewhere(dir: string): boolean {
+  const owner = runLockOwner(dir);
+  if (owner && owner.host === hostname() && pidAlive(owner.pid)) return true;
   try {
     const control = readControlFile(dir);
     return !!control && ownerAlive(control);
