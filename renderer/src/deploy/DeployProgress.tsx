@@ -15,6 +15,22 @@ const PHASE_TEXT = {
   detached: 'Not followed',
 } as const;
 
+/**
+ * The deploy's own error without the lines that repeat a host's error (those show in the host's row):
+ * "1 of 2 hosts are not ready…", what was kept, what to do.
+ */
+export function deployErrorSummary(error: string, hosts: DeployHostView[]): string {
+  const hostErrors = hosts.flatMap((h) => (h.error ? [h.error.trim()] : []));
+  const repeats = (line: string) => {
+    const text = line.trim().replace(/^✗\s*/, '');
+    return text.length > 0 && hostErrors.some((e) => e === text || e.startsWith(text) || text.startsWith(e));
+  };
+  return error
+    .split('\n')
+    .filter((line) => !repeats(line))
+    .join('\n');
+}
+
 function HostRow({ host }: { host: DeployHostView }) {
   return (
     <li className="deploy-host" data-testid="deploy-host" data-host={host.host} data-ok={host.ok === undefined ? '' : String(host.ok)}>
@@ -69,7 +85,7 @@ export function DeployProgress() {
       </ul>
       {status.error && (
         <div className="deploy-progress__error" data-testid="deploy-error">
-          {status.error}
+          {deployErrorSummary(status.error, status.hosts)}
         </div>
       )}
       {error && <div className="deploy-progress__error">{error}</div>}

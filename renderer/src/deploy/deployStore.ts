@@ -5,6 +5,7 @@ import { launchJob, showJobWithHistory, studioClient } from '../store/actions';
 import { currentPlanState } from '../store/planState';
 import { dataRefOf } from '../store/dataChoice';
 import { useStudio } from '../store/studioStore';
+import type { JobView } from '../store/studioStore';
 import { useEditor } from '../editor/editorStore';
 import { errorText } from '../store/errorText';
 
@@ -29,6 +30,8 @@ export const useDeploy = create<DeployState>()(() => ({ target: 'local', noGpu: 
 
 const POLL_MS = 300;
 let polling: ReturnType<typeof setTimeout> | undefined;
+/** The run on show before the current deploy: back on show if the deploy fails before any agent started. */
+let shownBefore: { jobId: string; job: JobView | undefined } | undefined;
 
 const inProgress = (s: DeployStatus) => s.phase === 'preparing' || s.phase === 'starting' || s.phase === 'attaching';
 
@@ -47,6 +50,7 @@ async function poll(jobId: string): Promise<void> {
     const status = await client.deployStatus(jobId);
     if (useDeploy.getState().status?.jobId !== jobId) return;
     useDeploy.setState({ status });
+    if (status.phase === 'failed') restoreShownRun(jobId, status);
     if (inProgress(status)) polling = setTimeout(() => void poll(jobId), POLL_MS);
     // A deploy that got as far as a job shows up in the list of jobs on clusters.
     else void refreshDeployedJobs();
@@ -59,6 +63,21 @@ function follow(jobId: string, cluster: string, phase: DeployStatus['phase']): v
   clearTimeout(polling);
   useDeploy.setState({ status: { jobId, cluster, phase, hosts: [], trust: [] }, error: undefined });
   void poll(jobId);
+}
+
+/**
+ * A deploy that failed before any agent started has nothing to show: the Monitor goes back to the run
+ * it showed before (its charts were never this job's), and the status line says the deploy failed in
+ * one line — each host's error is in its own row of the deploy progress, once.
+ */
+function restoreShownRun(jobId: string, status: DeployStatus): void {
+  const before = shownBefore?.jobId === jobId ? shownBefore : undefined;
+  shownBefore = undefined;
+  const { job, set } = useStudio.getState();
+  if (!before || job?.id !== jobId || job.metrics.agents.length > 0 || job.metrics.steps.length > 0) return;
+  const summary = (status.error ?? 'see the deploy progress').split('\n')[0].replace(/:\s*$/, '');
+  const where = status.cluster === 'local' ? 'this machine' : status.cluster;
+  set({ job: before.job, actionError: `Deploy of ${jobId} to ${where} failed: ${summary}.${before.job ? ' The Monitor still shows the previous run.' : ''}` });
 }
 
 /** Deploy the edited plan to the chosen target; the Monitor shows it as for a local job. */
@@ -76,8 +95,16 @@ export async function deployPlan(): Promise<void> {
   const { target: name, noGpu } = useDeploy.getState();
   const target: DeployTarget = name === 'local' ? { kind: 'local' } : { kind: 'cluster', cluster: name };
   const where = name === 'local' ? ' → this machine' : ` → ${name}`;
+  const previous = state.job;
   const jobId = await launchJob(plan, agentsNeeded(plan), `deploy to ${name === 'local' ? 'this machine' : name}`, () => client.deployJob({ plan: run, target, epochs: state.epochs, data: data.ref, ...(loss ? { loss } : {}), ...(noGpu ? { noGpu } : {}) }), where);
-  if (jobId) follow(jobId, name, 'preparing');
+  if (!jobId) {
+    // Refused before a job existed: the previous run stays on show; the status line says why.
+    const { job, set } = useStudio.getState();
+    if (job && !job.id) set({ job: previous });
+    return;
+  }
+  shownBefore = { jobId, job: previous };
+  follow(jobId, name, 'preparing');
 }
 
 /**

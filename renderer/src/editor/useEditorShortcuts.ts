@@ -9,6 +9,17 @@ import { stepSelection } from './selection';
  * their stage with the next, ↑ ↓ walk the layers (shift extends), Shift+F10 or the menu key opens
  * the context menu, Escape clears the selection. Keys typed into a form field are left alone.
  */
+export const EDITOR_SHORTCUTS: ReadonlyArray<{ keys: string; what: string }> = [
+  { keys: 'Ctrl+Z', what: 'Undo' },
+  { keys: 'Ctrl+Shift+Z / Ctrl+Y', what: 'Redo' },
+  { keys: '[  ]', what: 'Move the selected layers to the previous / next stage' },
+  { keys: 'S', what: 'Split the stage before the selected layers' },
+  { keys: 'M', what: "Merge the selected layers' stage with the next" },
+  { keys: '↑  ↓', what: 'Select the previous / next layer (Shift extends)' },
+  { keys: 'Shift+F10 / Menu', what: 'Open the context menu of the selection' },
+  { keys: 'Escape', what: 'Clear the selection' },
+];
+
 export const SHORTCUT_HELP = 'Ctrl+Z undo · Ctrl+Shift+Z redo · [ ] move to previous/next stage · S split · M merge · ↑↓ select · Shift+F10 menu';
 
 function isTyping(target: EventTarget | null): boolean {

@@ -1,8 +1,9 @@
-import { useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { ClustersView } from '../clusters/ClustersView';
 import { openProjectFile, openRecent, saveProject, useProject } from '../project/projectActions';
 import { RunsView } from '../runs/RunsView';
-import { applyTheme, openOverlay, toggleTheme, useShell } from './shellStore';
+import { applyTheme, openOverlay, showShortcuts, toggleTheme, useShell } from './shellStore';
+import { useDismiss } from './useDismiss';
 import './shell.css';
 
 /**
@@ -35,13 +36,17 @@ function useMenuShortcuts(): void {
 function RecentMenu() {
   const recent = useProject((s) => s.recent);
   const [open, setOpen] = useState(false);
+  const root = useRef<HTMLDivElement>(null);
+  const close = useCallback(() => setOpen(false), []);
+  // Escape and a press outside close it, as any desktop menu; the button itself toggles it.
+  useDismiss(open, close, root);
   return (
-    <div className="menu-bar__recent">
+    <div className="menu-bar__recent" ref={root}>
       <button type="button" className="button button--quiet" aria-haspopup="menu" aria-expanded={open} onClick={() => setOpen(!open)} data-testid="recent-projects">
         Recent ▾
       </button>
       {open && (
-        <ul className="menu-bar__dropdown" role="menu" onMouseLeave={() => setOpen(false)}>
+        <ul className="menu-bar__dropdown" role="menu" data-testid="recent-menu">
           {recent.length === 0 && <li className="muted">No recent projects: save one with Ctrl+S.</li>}
           {recent.map((r) => (
             <li key={r.name} role="none">
@@ -102,6 +107,9 @@ export function StudioMenu() {
           </span>
         )}
         <span className="menu-bar__right muted" title={MENU_SHORTCUTS}>
+          <button type="button" className="button button--quiet" onClick={() => showShortcuts(true)} title="Keyboard shortcuts (?)" data-testid="show-shortcuts">
+            ?
+          </button>
           <button type="button" className="button button--quiet" onClick={toggleTheme} aria-label={`Switch to the ${theme === 'dark' ? 'light' : 'dark'} theme`} data-testid="theme-toggle">
             {theme === 'dark' ? '☀ Light' : '☾ Dark'}
           </button>

@@ -6,6 +6,8 @@ import { create } from 'zustand';
  */
 export type Overlay = 'runs' | 'clusters';
 export type Theme = 'dark' | 'light';
+/** The tab of the pane under the graph. */
+export type LowerTab = 'timeline' | 'monitor';
 
 const THEME_KEY = 'shoal.theme';
 
@@ -24,9 +26,20 @@ interface ShellState {
   theme: Theme;
   /** A short message about the last project action (saved, opened, refused). */
   notice?: { tone: 'ok' | 'error'; text: string };
+  lowerTab: LowerTab;
+  /** The keyboard-shortcut sheet ("?") is open. */
+  shortcuts: boolean;
 }
 
-export const useShell = create<ShellState>()(() => ({ theme: storedTheme() }));
+export const useShell = create<ShellState>()(() => ({ theme: storedTheme(), lowerTab: 'timeline', shortcuts: false }));
+
+export function showLowerTab(lowerTab: LowerTab): void {
+  useShell.setState({ lowerTab });
+}
+
+export function showShortcuts(shortcuts: boolean): void {
+  useShell.setState({ shortcuts });
+}
 
 export function applyTheme(theme: Theme): void {
   document.documentElement.dataset.theme = theme;

@@ -78,10 +78,10 @@ async function reattach(): Promise<void> {
  * history. The view has no id while the history is fetched, so that live events wait in the queue;
  * those already in the history are then dropped, the rest applied after it.
  */
-export async function showJobWithHistory(summary: Pick<JobSummary, 'id' | 'model' | 'agents'> & { schedule?: JobSummary['schedule'] }, planLabel: string): Promise<void> {
+export async function showJobWithHistory(summary: Pick<JobSummary, 'id' | 'model' | 'agents'> & Partial<Pick<JobSummary, 'schedule' | 'startedAt'>>, planLabel: string): Promise<void> {
   if (!client) return;
   const { set } = useStudio.getState();
-  const view = { model: summary.model, planLabel, agents: summary.agents, schedule: summary.schedule, metrics: emptyMetrics() };
+  const view = { model: summary.model, planLabel, agents: summary.agents, schedule: summary.schedule, startedAt: summary.startedAt, metrics: emptyMetrics() };
   set({ job: view });
   const history = await client.jobEvents(summary.id, 0);
   if (useStudio.getState().job !== view) return;
@@ -158,7 +158,7 @@ export async function launchJob(plan: Plan, agents: number, what: string, start:
   const editor = useEditor.getState();
   queue = [];
   const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}${where}`;
-  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents, schedule: plan.schedule, plan, metrics: emptyMetrics() } });
+  state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents, schedule: plan.schedule, plan, startedAt: Date.now(), metrics: emptyMetrics() } });
   try {
     const { jobId } = await start();
     const job = useStudio.getState().job;

@@ -26,6 +26,8 @@ export interface JobView {
   schedule?: 'gpipe' | '1f1b' | 'async';
   /** The plan the job runs (unknown for a job re-attached after a reload). */
   plan?: Plan;
+  /** When it started (epoch ms): the Monitor names the run it shows by it. */
+  startedAt?: number;
   metrics: JobMetrics;
 }
 

@@ -9,6 +9,7 @@ export function ExportButtons({ job }: { job: JobView }) {
     <div className="monitor__export">
       <button
         type="button"
+        className="button button--small"
         data-testid="export-csv"
         disabled={metrics.steps.length === 0 && metrics.evalSteps.length === 0}
         title="Every step's loss, throughput and step time, with the validation accuracy where it was evaluated"
@@ -18,6 +19,7 @@ export function ExportButtons({ job }: { job: JobView }) {
       </button>
       <button
         type="button"
+        className="button button--small"
         data-testid="export-plan"
         disabled={!plan}
         title={plan ? 'The plan this job runs, as a plan file (shoal train --plan-file)' : 'The plan of a job started before this window opened is not known here'}

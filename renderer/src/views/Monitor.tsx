@@ -6,9 +6,29 @@ import { ExportButtons } from './ExportButtons';
 import { MeasuredTimeline } from './MeasuredTimeline';
 import { PipelineStats } from './PipelineStats';
 import { RankTable } from './RankTable';
+import { planShape } from './AutoPlanPanel';
+import type { JobView } from '../store/studioStore';
 
 /** Accuracy: from a round number a little below the lowest value up to 100%, so late gains stay visible. */
 const percentRange = (min: number): [number, number] => [Math.max(0, Math.min(90, Math.floor((min - 2) / 5) * 5)), 100];
+
+/** Which run the Monitor shows: its job id, model, plan and start, so charts are never mistaken for another run's. */
+function RunIdentity({ job }: { job: JobView }) {
+  const started = job.startedAt ? new Date(job.startedAt) : undefined;
+  return (
+    <div className="monitor__run" data-testid="monitor-run" data-job={job.id ?? ''}>
+      <strong>{job.id ?? 'starting…'}</strong>
+      <span>{job.model}</span>
+      <span title={job.plan ? planShape(job.plan) : undefined}>{job.planLabel}</span>
+      {started && (
+        <span className="muted">
+          started <time dateTime={started.toISOString()}>{started.toLocaleString()}</time>
+        </span>
+      )}
+      <span className={`monitor__state monitor__state--${job.metrics.state}`}>{job.metrics.state}</span>
+    </div>
+  );
+}
 
 /**
  * The current job live: alerts, loss per step, validation accuracy per evaluation, throughput, per-agent
@@ -31,14 +51,15 @@ export function Monitor() {
     <section className="monitor panel" aria-label="Monitor">
       <div className="monitor__header">
         <h2 className="panel__title">Monitor</h2>
-        <div className="monitor__agents">
-          {metrics?.agents.map((a) => (
-            <span key={a.rank} className="agent-chip" style={{ borderColor: stageColor(a.stage) }} title={`${a.host}, stage ${a.stage}, replica ${a.replica}`}>
-              rank {a.rank} · s{a.stage}r{a.replica} · {a.backend}
-            </span>
-          ))}
-        </div>
+        <RunIdentity job={job} />
         <ExportButtons job={job} />
+      </div>
+      <div className="monitor__agents">
+        {metrics?.agents.map((a) => (
+          <span key={a.rank} className="agent-chip" style={{ borderColor: stageColor(a.stage) }} title={`${a.host}, stage ${a.stage}, replica ${a.replica}`}>
+            rank {a.rank} · s{a.stage}r{a.replica} · {a.backend}
+          </span>
+        ))}
       </div>
       <AlertStrip alerts={metrics.alerts} />
       <div className="monitor__charts">

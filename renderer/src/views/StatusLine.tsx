@@ -5,7 +5,7 @@ import type { StudioState } from '../store/studioStore';
 function describe(s: StudioState): { text: string; tone: 'ok' | 'busy' | 'error' } {
   if (s.connection.state === 'connecting') return { text: 'Connecting to the studio…', tone: 'busy' };
   if (s.connection.state === 'failed') return { text: s.connection.message, tone: 'error' };
-  if (s.actionError) return { text: s.actionError, tone: 'error' };
+  if (s.actionError) return { text: s.actionError.split('\n')[0], tone: 'error' };
   if (s.modelError) return { text: `Could not open the model: ${s.modelError}`, tone: 'error' };
   const job = s.job;
   if (!job) return { text: s.model ? `Ready · ${s.model.name} open · pick a plan and press Train` : 'Ready', tone: 'ok' };
@@ -22,7 +22,8 @@ function describe(s: StudioState): { text: string; tone: 'ok' | 'busy' | 'error'
     case 'stopped':
       return { text: `Stopped ${where}${last ? ` at ${last}` : ''}`, tone: 'ok' };
     case 'failed':
-      return { text: `Failed ${where}: ${m.statusMessage ?? 'see the log'}`, tone: 'error' };
+      // One line: a long failure (a deploy's per-host errors) is shown in full where it belongs.
+      return { text: `Failed ${where}: ${m.statusMessage?.split('\n')[0].replace(/:\s*$/, '') ?? 'see the log'}`, tone: 'error' };
   }
 }
 
