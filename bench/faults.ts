@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { faultContext, faultScenarios, outcome, recoverySeconds, stepsRedone } from '../test/support/faultScenarios.js';
+import { faultContext, faultScenarios, outcome, recoverySeconds, stepsRedone, whatItSaid } from '../test/support/faultScenarios.js';
 import { STEPS } from '../test/support/faultJob.js';
 import { args } from './lib/args.js';
 import { report, type Column } from './lib/report.js';
@@ -46,7 +46,7 @@ try {
     const wallSeconds = (performance.now() - t0) / 1000;
     const problems = await scenario.check(run, ctx);
     rows.push({ scenario: scenario.name, outcome: outcome(run), asStated: problems.length ? 'NO' : 'yes', recoverySeconds: recoverySeconds(run), stepsRedone: stepsRedone(run), wallSeconds, problems });
-    console.log(`${scenario.name}: ${outcome(run)}${problems.length ? ` — departs from the failure model: ${problems.join('; ')}` : ''}`);
+    console.log(`${scenario.name}: ${outcome(run)}${problems.length ? ` — departs from the failure model: ${problems.join('; ')}\n${whatItSaid(run)}` : ''}`);
   }
   const columns: Column<Row>[] = [
     { key: 'scenario', title: 'scenario' },

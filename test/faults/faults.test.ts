@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { faultContext, faultScenarios, outcome } from '../support/faultScenarios.js';
+import { faultContext, faultScenarios, outcome, whatItSaid } from '../support/faultScenarios.js';
 
 /**
  * Issue 17: the failure model of README's "Failure model", asserted by injecting each fault into real
@@ -24,7 +24,7 @@ describe('fault injection', () => {
     it(`${scenario.name}: ${scenario.promise}`, async () => {
       const run = await scenario.run(ctx);
       const problems = await scenario.check(run, ctx);
-      expect(problems, `${outcome(run)}${run.error ? `: ${run.error.message}` : ''}${run.stderr ? `\nstderr: ${run.stderr.slice(-2000)}` : ''}`).toEqual([]);
+      expect(problems, `${outcome(run)}; what the job said:\n${whatItSaid(run)}`).toEqual([]);
     }, 240_000);
   }
 });

@@ -61,6 +61,13 @@ export function recoverySeconds(r: FaultRun): number | null {
   return i < 0 ? null : (r.times[i] - r.faultAt) / 1000;
 }
 
+/** What a departing run said: its warnings and errors (the last `n`), and the end of its stderr. */
+export function whatItSaid(r: FaultRun, n = 12): string {
+  const said = r.events.flatMap((e) => (e.type === 'log' && e.level !== 'info' ? [`[${e.level} ${e.host}] ${e.message}`] : []));
+  const status = r.events.flatMap((e) => (e.type === 'status' && e.state === 'failed' ? [`[failed] ${e.message ?? ''}`] : []));
+  return [...said.slice(-n), ...status, ...(r.stderr ? [`stderr: ${r.stderr.slice(-2000)}`] : [])].join('\n');
+}
+
 /** One line on how the run ended. */
 export function outcome(r: FaultRun): string {
   if (r.exitCode !== undefined && r.exitCode !== 0) return `exit ${r.exitCode}`;
@@ -68,7 +75,7 @@ export function outcome(r: FaultRun): string {
   if (!r.events.some((e) => e.type === 'final')) return 'no final event';
   const back = restored(r);
   const sizes = generations(r);
-  const agents = sizes.length > 1 ? `, ${sizes[0]} → ${sizes.at(-1)} agents` : '';
+  const agents = sizes.length > 1 && sizes[0] !== sizes.at(-1) ? `, ${sizes[0]} → ${sizes.at(-1)} agents` : '';
   return back.length ? `finished from checkpoint step ${back.at(-1)}${agents}` : `finished${agents}`;
 }
 
