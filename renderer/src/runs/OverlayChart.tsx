@@ -3,6 +3,8 @@ import uPlot from 'uplot';
 import type { AlignedData, Options } from 'uplot';
 
 export interface OverlaySeries {
+  /** Unique per series (the run id); labels (run names) may repeat. */
+  key: string;
   label: string;
   color: string;
   x: number[];
@@ -23,7 +25,7 @@ export function alignSeries(series: OverlaySeries[]): AlignedData {
 
 const AXIS = { stroke: '#8b98a5', grid: { stroke: 'rgba(128,128,128,0.2)', width: 1 }, ticks: { stroke: 'rgba(128,128,128,0.2)', width: 1 } };
 
-/** Several runs' curves overlaid (uPlot), with a legend naming each run. */
+/** Several runs' curves overlaid (uPlot), with a legend under the plot naming each run (wrapping, never over the title). */
 export function OverlayChart({ title, testId, series, xLabel, yLabel }: { title: string; testId: string; series: OverlaySeries[]; xLabel: string; yLabel: string }) {
   const host = useRef<HTMLDivElement>(null);
   useEffect(() => {
@@ -53,15 +55,16 @@ export function OverlayChart({ title, testId, series, xLabel, yLabel }: { title:
     <figure className="chart" data-testid={testId} data-series={series.length} data-points={series.map((s) => s.x.length).join(',')} aria-label={title}>
       <figcaption className="chart__title">
         <span>{title}</span>
-        <span className="overlay-legend">
-          {series.map((s) => (
-            <span key={s.label} style={{ color: s.color }}>
-              ━ {s.label}
-            </span>
-          ))}
-        </span>
       </figcaption>
       <div ref={host} className="chart__plot" />
+      <ul className="overlay-legend overlay-legend--wrap" data-testid="overlay-legend">
+        {series.map((s) => (
+          <li key={s.key} title={s.key === s.label ? s.label : `${s.label} (${s.key})`}>
+            <span className="run-swatch" style={{ background: s.color }} aria-hidden="true" />
+            <span className="overlay-legend__label">{s.label}</span>
+          </li>
+        ))}
+      </ul>
     </figure>
   );
 }
