@@ -122,6 +122,7 @@ describe('axes', () => {
   it('bytes, rates and percent axes', () => {
     expect(tickLabels('bytes', niceTicks('bytes', 0, 3 * 2 ** 30, 3))).toEqual(['0 GiB', '1 GiB', '2 GiB', '3 GiB']);
     expect(tickLabels('perSecond', niceTicks('perSecond', 0, 45_000, 3))).toEqual(['0k', '20k', '40k']);
+    expect(tickLabels('perSecond', niceTicks('perSecond', 880, 1010, 3))).toEqual(['900', '950', '1,000']);
     expect(tickLabels('percent', niceTicks('percent', 85, 100, 3))).toEqual(['85%', '90%', '95%', '100%']);
     expect(tickLabels('number', niceTicks('number', -1, 1, 2))).toEqual(['−1', '0', '1']);
     expect(tickLabels('number', niceTicks('number', 0, 100_000, 4))).toEqual(['0', '20,000', '40,000', '60,000', '80,000', '100,000']);

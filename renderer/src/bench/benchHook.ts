@@ -15,6 +15,13 @@ import { useStudio } from '../store/studioStore';
  */
 export interface ShoalBench {
   chartUpdate(points: number, updates: number): Promise<{ firstMs: number; updateMs: number[]; drawnPoints: string | null }>;
+  /**
+   * Show a finished job of `points` steps, an evaluation every `points / 20` steps, and a resize, a
+   * lost agent and a restart (at 30%, 55% and 80% of the steps), and leave it on screen: for the chart
+   * benchmark (bench/charts.ts) and the charts' end-to-end test. `clearJob()` puts back the job before.
+   */
+  showJob(points: number): void;
+  clearJob(): void;
 }
 
 declare global {
@@ -46,7 +53,28 @@ async function timedSet(steps: number[], loss: number[], rate: number[]): Promis
 
 const nextFrame = () => new Promise<void>((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
+let shownOver: { job: ReturnType<typeof useStudio.getState>['job'] } | undefined;
+
 const hook: ShoalBench = {
+  showJob(points) {
+    shownOver ??= { job: useStudio.getState().job };
+    const { steps, loss, rate } = series(points);
+    const every = Math.max(1, Math.floor(points / 20));
+    const evalSteps = steps.filter((s) => s % every === 0);
+    const at = (f: number) => steps[Math.floor(f * (points - 1))];
+    const markers = [
+      { step: at(0.3), label: 'generation 2: resize: +1 agent' },
+      { step: at(0.55), label: 'generation 3: lost rank 1 (127.0.0.1)' },
+      { step: at(0.8), label: 'generation 4: resumed from a checkpoint' },
+    ];
+    const accuracy = evalSteps.map((_, i) => 97 - 40 * Math.exp(-i / 4));
+    const metrics = { ...emptyMetrics(), state: 'finished' as const, steps, loss, samplesPerSec: rate, evalSteps, accuracy, validationLoss: evalSteps.map(() => NaN), markers };
+    useStudio.getState().set({ job: { id: 'bench', model: 'bench', planLabel: 'bench', agents: 1, metrics } });
+  },
+  clearJob() {
+    if (shownOver) useStudio.getState().set({ job: shownOver.job });
+    shownOver = undefined;
+  },
   async chartUpdate(points, updates) {
     const before = useStudio.getState().job;
     const base = series(points + updates);

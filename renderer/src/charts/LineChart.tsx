@@ -129,7 +129,13 @@ export function LineChart(props: LineChartProps) {
           draw: [
             (u) => {
               drawMarkers(u, latest.current.markers);
-              figure.current?.setAttribute('data-draw-ms', (performance.now() - drawStart).toFixed(3));
+              // What was drawn, for tests and the chart benchmark: the draw's time and the scales' ranges.
+              const fig = figure.current;
+              fig?.setAttribute('data-draw-ms', (performance.now() - drawStart).toFixed(3));
+              for (const key of ['x', 'y']) {
+                fig?.setAttribute(`data-${key}-min`, String(u.scales[key].min));
+                fig?.setAttribute(`data-${key}-max`, String(u.scales[key].max));
+              }
             },
           ],
           setCursor: [showReadout],
@@ -215,7 +221,7 @@ export function LineChart(props: LineChartProps) {
           log
         </label>
         <button type="button" className="chart-tools__reset" disabled={!zoomed} onClick={() => plot.current?.resetZoom()} data-testid={`${testId}-reset`} title="Show every step (or double-click the plot); drag across the plot to zoom">
-          Reset zoom
+          Reset
         </button>
       </div>
       <div ref={host} className="chart__plot" />

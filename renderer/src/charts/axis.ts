@@ -43,8 +43,11 @@ export function niceStep(span: number, count: number): number {
   return (fraction >= Math.sqrt(50) ? 10 : fraction >= Math.sqrt(10) ? 5 : fraction >= Math.sqrt(2) ? 2 : 1) * power;
 }
 
-/** The axis unit for values up to `largest` in magnitude. */
-const axisUnit = (quantity: Quantity, largest: number): Unit => unitFor(largest || 1, AXIS_UNITS[quantity]);
+/**
+ * The axis unit for values up to `largest` in magnitude. Rates take a prefix only from 10,000 on
+ * ("900, 950, 1,000", not "0.90k, 0.95k, 1.00k").
+ */
+const axisUnit = (quantity: Quantity, largest: number): Unit => unitFor((largest || 1) / (quantity === 'perSecond' ? 10 : 1), AXIS_UNITS[quantity]);
 
 /**
  * Ticks between min and max at a nice step in the axis's own unit (5 µs, 0.5 h, 256 MiB → 0.25 GiB
@@ -83,7 +86,8 @@ export function tickLabels(quantity: Quantity, ticks: number[]): string[] {
 }
 
 /** Labels for a log axis (ticks a decade or part of one apart): each value on its own, to 3 digits. */
-export function logTickLabels(quantity: Quantity, ticks: number[]): string[] {
+export function logTickLabels(quantity: Quantity, ticks: (number | null)[]): string[] {
   // Number(…toPrecision) drops trailing zeros: decades read "0.01, 0.1, 1, 10", not "1.00".
-  return ticks.map((t) => (quantity === 'number' ? (Math.abs(t) >= 1000 ? groupThousands(String(Math.round(t))) : String(Number(t.toPrecision(3)))) : formatQuantity(quantity, t)));
+  // uPlot leaves null where a tick is filtered out for lack of room.
+  return ticks.map((t) => (t === null ? '' : quantity === 'number' ? (Math.abs(t) >= 1000 ? groupThousands(String(Math.round(t))) : String(Number(t.toPrecision(3)))) : formatQuantity(quantity, t)));
 }

@@ -25,11 +25,15 @@ export interface Decimated {
  * values ≤ 0 when `positiveOnly` (a log axis). Ranges already small enough are copied whole.
  */
 export function decimate(x: ArrayLike<number>, ys: ArrayLike<number>[], columns: number, lo = 0, hi = x.length, positiveOnly = false): Decimated {
-  const keep = (v: number): number | null => (Number.isFinite(v) && (!positiveOnly || v > 0) ? v : null);
+  // Values at or below `floor` (and NaN, which fails every comparison) are gaps.
+  const floor = positiveOnly ? 0 : -Infinity;
   const out: Decimated = { x: [], ys: ys.map(() => []) };
   const push = (i: number) => {
     out.x.push(x[i]);
-    for (let s = 0; s < ys.length; s++) out.ys[s].push(keep(ys[s][i]));
+    for (let s = 0; s < ys.length; s++) {
+      const v = ys[s][i];
+      out.ys[s].push(v > floor && v < Infinity ? v : null);
+    }
   };
   const start = Math.max(0, lo);
   const end = Math.min(x.length, hi);
@@ -43,23 +47,36 @@ export function decimate(x: ArrayLike<number>, ys: ArrayLike<number>[], columns:
   const picked: number[] = [];
   let i = start;
   while (i < end) {
+    // This column runs from point i to the last point left of its right edge (the last column to the end).
     const column = Math.min(cols - 1, Math.floor((x[i] - x0) / width));
-    const first = i;
-    const lows = ys.map(() => -1);
-    const highs = ys.map(() => -1);
-    for (; i < end && Math.min(cols - 1, Math.floor((x[i] - x0) / width)) === column; i++) {
-      for (let s = 0; s < ys.length; s++) {
-        const v = keep(ys[s][i]);
-        if (v === null) continue;
-        if (lows[s] < 0 || v < ys[s][lows[s]]) lows[s] = i;
-        if (highs[s] < 0 || v > ys[s][highs[s]]) highs[s] = i;
-      }
-    }
+    const edge = column === cols - 1 ? Infinity : x0 + (column + 1) * width;
+    let j = i + 1;
+    while (j < end && x[j] < edge) j++;
     picked.length = 0;
-    picked.push(first, i - 1);
-    for (let s = 0; s < ys.length; s++) if (lows[s] >= 0) picked.push(lows[s], highs[s]);
+    picked.push(i, j - 1);
+    // One tight pass per series (no allocation, no calls): the lowest and highest kept value.
+    for (let s = 0; s < ys.length; s++) {
+      const y = ys[s];
+      let low = -1;
+      let high = -1;
+      let lowValue = Infinity;
+      let highValue = -Infinity;
+      for (let k = i; k < j; k++) {
+        const v = y[k];
+        if (v < lowValue && v > floor) {
+          lowValue = v;
+          low = k;
+        }
+        if (v > highValue && v < Infinity && v > floor) {
+          highValue = v;
+          high = k;
+        }
+      }
+      if (low >= 0) picked.push(low, high);
+    }
     picked.sort((a, b) => a - b);
     for (let k = 0; k < picked.length; k++) if (k === 0 || picked[k] !== picked[k - 1]) push(picked[k]);
+    i = j;
   }
   return out;
 }
