@@ -10,7 +10,8 @@ import { runAttachCommand } from './commands/attach.js';
 import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';
 import { EXPORT_USAGE, runExportCommand } from './commands/export.js';
 import { runJobsCommand } from './commands/jobs.js';
-import { runStopCommand } from './commands/stop.js';
+import { runStopCommand, STOP_USAGE } from './commands/stop.js';
+import { PULL_USAGE, runPullCommand } from './commands/pull.js';
 import { printPresetPlan, runTrain, TRAIN_OPTIONS, TRAIN_USAGE } from './commands/train.js';
 
 const USAGE = `shoal — hybrid-parallel training with TensorFlow.js
@@ -26,7 +27,8 @@ Usage:
   ${DEPLOY_USAGE}
   shoal jobs [--json]                                               deployed jobs and their state
   shoal attach <job> [--json] [--no-follow]                         a job's history, then live events
-  shoal stop <job>                                                  kill a job's processes on every host
+  ${STOP_USAGE}
+  ${PULL_USAGE}
   ${RESUME_USAGE}
   ${EXPORT_USAGE}
   ${RESIZE_USAGE}
@@ -65,7 +67,7 @@ async function main(): Promise<void> {
     process.exitCode = await runClusterCommand(rest);
     return;
   }
-  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand, resize: runResizeCommand, export: runExportCommand };
+  const jobCommands: Record<string, (args: string[]) => Promise<number>> = { deploy: runDeployCommand, jobs: runJobsCommand, attach: runAttachCommand, stop: runStopCommand, pull: runPullCommand, resize: runResizeCommand, export: runExportCommand };
   if (command in jobCommands) {
     process.exitCode = await jobCommands[command](rest);
     return;

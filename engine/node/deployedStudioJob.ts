@@ -12,6 +12,7 @@ import type { DeployRecord } from './jobs/deployRecord.js';
 import { resizeDeployedJob, type HostAgents } from './jobs/resizeDeployedJob.js';
 import { checkResizable } from './jobs/resizeJob.js';
 import type { StudioJob } from './jobs/studioJob.js';
+import { stopDeployedJob } from './jobs/stopDeployedJob.js';
 
 export interface DeployedJobFacts {
   model: string;
@@ -142,7 +143,7 @@ export class DeployedStudioJob implements StudioJob {
     this.onEvent(event);
   }
 
-  /** Kill the job's processes on every host (as `shoal stop`); errors name the hosts that could not be reached. */
+  /** Stop the job with a checkpoint (as `shoal stop`); errors name the hosts that could not be reached. */
   async stop(): Promise<void> {
     this.stopRequested = true;
     if (!this.record) {
@@ -151,7 +152,8 @@ export class DeployedStudioJob implements StudioJob {
       this.launcher.close();
       return;
     }
-    const outcomes = await this.launcher.stop(this.id);
+    // As `shoal stop`: the coordinator saves a checkpoint and ends the job, then what is left is killed.
+    const { outcomes } = await stopDeployedJob(this.launcher, this.record);
     // The coordinator is gone: following ends (with the `stopped` line appended to the history, if read).
     await this.following;
     const failed = outcomes.filter((o) => !o.ok);

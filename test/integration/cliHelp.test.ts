@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 const cli = join(__dirname, '..', '..', 'dist', 'cli.cjs');
 
 describe('shoal <command> --help', () => {
-  for (const command of ['train', 'plan', 'deploy', 'jobs', 'attach', 'stop', 'resume', 'export', 'resize']) {
+  for (const command of ['train', 'plan', 'deploy', 'jobs', 'attach', 'stop', 'pull', 'resume', 'export', 'resize']) {
     it(`${command} --help prints its usage and exits 0`, () => {
       const run = spawnSync(process.execPath, [cli, command, '--help'], { encoding: 'utf8' });
       expect(run.status).toBe(0);

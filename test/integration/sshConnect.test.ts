@@ -107,6 +107,15 @@ describe('connect and preflight', () => {
     expect(err.message).toContain('ssh-agent');
   });
 
+  test('a deleted identity file is said to be missing, with its path and what to do (not "refused … ENOENT")', async () => {
+    const gone = join(env.home, 'keys', 'id_deleted');
+    const err = await connectError(connectHost(hostWith({ identityFiles: [gone] }), trusting));
+    expect(err.kind).toBe('key-file');
+    expect(err.message).toContain(`The identity file ${gone} configured for ${sshd.user}@127.0.0.2:${sshd.port} does not exist`);
+    expect(err.message).toMatch(/Restore the key file, or point the host at a key that exists/);
+    expect(err.message).not.toContain('ENOENT');
+  });
+
   test('a port nobody listens on gives a clear unreachable error', async () => {
     const port = await freePort('127.0.0.2');
     const err = await connectError(connectHost(hostWith({ port }), trusting));

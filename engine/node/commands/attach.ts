@@ -4,6 +4,7 @@ import { attachJob } from '../jobs/attachJob.js';
 import { findDeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { jobEventWriter, processIo } from './jobIo.js';
+import { detachOnInterrupt } from './detachHint.js';
 
 /**
  * `shoal attach <job> [--json] [--no-follow]`: the job's whole history, then live events until it ends.
@@ -15,12 +16,14 @@ export async function runAttachCommand(args: string[], io: CommandIo = processIo
     if (positionals.length !== 1) throw new Error('Usage: shoal attach <job> [--json] [--no-follow]   (job ids: shoal jobs)');
     const { record } = findDeployRecord(positionals[0]);
     const launcher = launcherFor(record);
+    const follow = values['no-follow'] !== true;
+    const release = follow ? detachOnInterrupt(record.jobId, io) : () => {};
     try {
-      const follow = values['no-follow'] !== true;
       const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true), { follow });
       io.err(`job ${record.jobId}: ${result.events} events${result.live ? ' (live)' : ' (from the history on the head host)'}${result.ended ? `; ${result.ended}` : '; still running'}\n`);
       return result.ended === 'finished' || (!follow && !result.ended) ? 0 : 1;
     } finally {
+      release();
       launcher.close();
     }
   } catch (err) {

@@ -17,6 +17,7 @@ import { stepsFor } from '../jobs/jobConfigs.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, runLength, TRAIN_OPTIONS } from './train.js';
 import { intOption } from './optionValues.js';
+import { detachOnInterrupt } from './detachHint.js';
 
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
@@ -86,8 +87,13 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       return 0;
     }
     io.err(`Following job ${record.jobId} (leaving does not stop it; shoal stop ${record.jobId} does).\n`);
-    const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true));
-    return result.ended === 'finished' ? 0 : 1;
+    const release = detachOnInterrupt(record.jobId, io);
+    try {
+      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true));
+      return result.ended === 'finished' ? 0 : 1;
+    } finally {
+      release();
+    }
   } catch (err) {
     io.err(`shoal deploy: ${(err as Error).message}\n`);
     return (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { CommandIo } from './commandIo.js';
 import { exportWeights } from '../export/exportWeights.js';
 import { processIo } from './jobIo.js';
+import { pullNewestCheckpoint } from '../jobs/pullCheckpoint.js';
 
 export const EXPORT_USAGE = 'shoal export <run | run folder | checkpoint> [--out DIR] [--json]     trained weights in tfjs format (model.json + weights)';
 
@@ -10,6 +11,8 @@ export async function runExportCommand(args: string[], io: CommandIo = processIo
   try {
     const { positionals, values } = parseArgs({ args, options: { out: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
     if (positionals.length !== 1) throw new Error(`Usage: ${EXPORT_USAGE}`);
+    // A deployed job's checkpoints are on its head host: the newest comes home first.
+    await pullNewestCheckpoint(positionals[0], (line) => io.err(`shoal: ${line}\n`));
     const result = exportWeights(positionals[0], values.out);
     if (values.json) io.out(JSON.stringify(result) + '\n');
     else {

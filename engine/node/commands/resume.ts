@@ -7,6 +7,7 @@ import { parsePlan } from '../../plan/plan.js';
 import { presetPlan } from '../../plan/presets.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { findResumePoint } from '../jobs/runStore.js';
+import { pullNewestCheckpoint } from '../jobs/pullCheckpoint.js';
 import { eventPrinter } from './eventPrinter.js';
 import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { intOption, localClusterOption } from './optionValues.js';
@@ -37,6 +38,8 @@ export async function runResume(args: string[]): Promise<void> {
   // Checked before the checkpoint is read: "--steps abc" is an error, never NaN steps.
   const length = runLength(values);
   const checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
+  // A deployed job's checkpoints are on its head host: the newest comes home first.
+  await pullNewestCheckpoint(positionals[0], (line) => process.stderr.write(`shoal: ${line}\n`));
   const point = findResumePoint(positionals[0]);
   const { header } = readCheckpoint(point.checkpoint);
   const model = loadModel(header.model);

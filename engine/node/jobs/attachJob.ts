@@ -75,6 +75,9 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
   const config = await launcher.readJobFile(record.head, record.jobId, 'temp', 'coordinator.config');
   if (config === undefined) throw new Error(`the coordinator of ${record.jobId} has no config file left on ${record.head}`);
   const secret = String((JSON.parse(config) as { secret?: unknown }).secret ?? '');
+  // Without follow, the history so far is what the head's events.jsonl holds now (line i = event i):
+  // stop at its length, however fast the running job adds events after it.
+  const total = follow ? undefined : historyLength(await launcher.readJobFile(record.head, record.jobId, 'run', 'events.jsonl'));
   const forward = await launcher.forward(record.head, record.coordinator.listenHost, record.coordinator.port);
   try {
     // A restarted coordinator replays the whole history (restart.ts): a reconnect asks for what it has not seen.
@@ -93,13 +96,16 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
         clearTimeout(quiet);
         quiet = setTimeout(done, 300);
       };
+      let got = since;
       const onEvent = (event: JobEvent) => {
         deliver(event);
-        if (hasEnded()) done();
+        got++;
+        if (hasEnded() || (total !== undefined && got >= total)) done();
         else rearm();
       };
       followEvents({ host: forward.host, port: forward.port, secret }, onEvent, done, since).then((d) => {
         detach = d;
+        if (total !== undefined && got >= total) return done();
         rearm();
         if (signal?.aborted) return done();
         signal?.addEventListener('abort', done, { once: true });
@@ -108,6 +114,12 @@ async function followLive(launcher: Launcher, record: DeployRecord, deliver: (e:
   } finally {
     forward.close();
   }
+}
+
+/** The events a history file holds: its complete JSON lines (a line a crash cut short is no event). */
+function historyLength(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  return text.split('\n').filter((l) => l.trim() && safeJson(l) !== null).length;
 }
 
 function safeJson(line: string): unknown {

@@ -19,8 +19,10 @@ const DEFAULT_KEYS = ['id_ed25519', 'id_ecdsa', 'id_rsa'];
  * already succeed. Passphrases live in this closure for one attempt and are never logged. `tried`
  * names every key offered, for the message when the server refuses them all.
  */
-export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): { handler: AuthHandlerMiddleware; tried: () => string } {
+export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): { handler: AuthHandlerMiddleware; tried: () => string; missing: () => string[] } {
   const notes: string[] = [];
+  /** Configured identity files that do not exist: a refusal after them is about a missing key, not a wrong one. */
+  const missing: string[] = [];
   const steps: Array<() => Promise<AnyAuthMethod | undefined>> = [];
   const explicit = e.identityFiles.length > 0;
   const files = explicit ? e.identityFiles.map(expandHome) : DEFAULT_KEYS.map((k) => join(homedir(), '.ssh', k)).filter((f) => existsSync(f));
@@ -37,7 +39,7 @@ export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): {
   }
   for (const file of files) {
     steps.push(async () => {
-      const key = await loadKey(file, passphrase, notes);
+      const key = await loadKey(file, passphrase, notes, missing);
       return key ? { type: 'publickey', username: e.user, key } : undefined;
     });
   }
@@ -53,14 +55,19 @@ export function authHandlerFor(e: SshEndpoint, passphrase?: PassphrasePrompt): {
     })();
   };
   const tried = () => (notes.length > 0 ? notes.join('; ') : explicit ? 'no usable key' : 'no key: none given, no ~/.ssh/id_* and no ssh-agent');
-  return { handler, tried };
+  return { handler, tried, missing: () => [...missing] };
 }
 
-async function loadKey(file: string, passphrase: PassphrasePrompt | undefined, notes: string[]): Promise<ParsedKey | undefined> {
+async function loadKey(file: string, passphrase: PassphrasePrompt | undefined, notes: string[], missing: string[]): Promise<ParsedKey | undefined> {
   let data: Buffer;
   try {
     data = readFileSync(file);
   } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      missing.push(file);
+      notes.push(`${file} (does not exist)`);
+      return undefined;
+    }
     notes.push(`${file} (cannot read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
     return undefined;
   }

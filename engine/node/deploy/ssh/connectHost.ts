@@ -112,7 +112,7 @@ function connectEndpoint(e: SshEndpoint, sock: ClientChannel | undefined, option
       clearTimeout(timer);
       resolve({ client, hostKey: hostKey! });
     });
-    client.on('error', (err: Error & { code?: string; level?: string }) => fail(refusal ?? explainSocketError(err, e, auth.tried())));
+    client.on('error', (err: Error & { code?: string; level?: string }) => fail(refusal ?? explainSocketError(err, e, auth.tried(), auth.missing())));
     client.once('close', () => fail(refusal ?? new SshConnectError('protocol', `${endpointLabel(e)} closed the connection before authentication finished.`, whereOf(e))));
 
     const hostVerifier = (key: Buffer, verify: (valid: boolean) => void): void => {

@@ -35,7 +35,7 @@ export function whereOf(e: SshEndpoint): string {
 }
 
 /** Map an ssh2 / socket error to a SshConnectError for endpoint `e`. */
-export function explainSocketError(err: Error & { code?: string; level?: string }, e: SshEndpoint, keysTried: string): SshConnectError {
+export function explainSocketError(err: Error & { code?: string; level?: string }, e: SshEndpoint, keysTried: string, missingKeys: string[] = []): SshConnectError {
   const at = endpointLabel(e);
   const where = whereOf(e);
   switch (err.code) {
@@ -56,6 +56,13 @@ export function explainSocketError(err: Error & { code?: string; level?: string 
       'auth',
       `${where} refused every key offered for user "${e.user}" and closed the connection after too many attempts ("${err.message}": the server's MaxAuthTries). Offered: ${keysTried}. ` +
         `An ssh-agent offers all the keys it holds unless the host has "IdentitiesOnly yes": check IdentityFile/IdentitiesOnly for this host in ~/.ssh/config (or the cluster's identity file), or remove keys from the agent (ssh-add -d).`,
+      where,
+    );
+  // The key the host was set up with is gone: that is the cause, not the server's refusal of the rest.
+  if (err.level === 'client-authentication' && missingKeys.length > 0)
+    return new SshConnectError(
+      'key-file',
+      `The identity file ${missingKeys.join(', ')} configured for ${where} does not exist, and ${where} refused whatever else was offered (${keysTried}). Restore the key file, or point the host at a key that exists: IdentityFile in ~/.ssh/config, or shoal cluster edit <cluster> --host <alias> --identity <key file>.`,
       where,
     );
   if (err.level === 'client-authentication')
