@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test, type Locator, type Page } from '@playwright/test';
 import { hostHome, removeHomes, studioHome } from '../support/homes';
@@ -113,5 +113,102 @@ test('two hosts: the link survey runs after preflight and its matrix is shown, a
     await expect(page.getByTestId('survey')).toHaveCount(0);
   } finally {
     await studio.close();
+  }
+});
+
+test('fields are checked where they are typed; hosts and clusters are edited and removed; a failed test holds Deploy back; a stored cluster prices the plan', async ({ page }) => {
+  // A home of its own: the tests above stored clusters of the same names.
+  const mine = studioHome('clusters-edit');
+  const studio = await launchIsolatedStudio(mine.env);
+  const stored = () => JSON.parse(readFileSync(join(mine.home, 'shoal-config', 'clusters.json'), 'utf8')) as { clusters: Array<{ name: string; hosts: Array<{ alias: string; address: string; port: number; user: string }> }> };
+  try {
+    const view = await openClustersView(page, studio.url);
+    const form = view.getByTestId('add-hosts-form');
+    // Add with empty fields: the schema's messages at the fields, nothing saved.
+    await view.getByTestId('add-cluster-name').fill('');
+    await view.getByTestId('add-hosts-submit').click();
+    await expect(form.getByTestId('add-cluster-error')).toHaveText('give the cluster a name');
+    await expect(form.getByTestId('add-hosts-error')).toHaveText('give at least one host as user@address[:port]');
+    await expect(view.getByTestId('add-hosts')).toHaveAttribute('aria-invalid', 'true');
+    await expect(view.getByTestId('add-hosts')).toHaveAttribute('aria-describedby', 'add-hosts-error');
+    // Bad values, said as they are typed.
+    await view.getByTestId('add-cluster-name').fill('-lab');
+    await expect(form.getByTestId('add-cluster-error')).toContainText('starts with a letter or digit');
+    await view.getByTestId('add-cluster-name').fill('lab');
+    await view.getByTestId('add-hosts').fill('alice@10.0.0.5:70000');
+    await expect(form.getByTestId('add-hosts-error')).toHaveText('host 1: "alice@10.0.0.5:70000": port 70000 is not between 1 and 65535');
+    await view.getByTestId('add-jump').fill('bob@');
+    await expect(form.getByTestId('add-jump-error')).toContainText('jump host "bob@" is not a host');
+    await page.screenshot({ path: 'test-results/clusters-validation.png' });
+    await view.getByTestId('add-jump').fill('');
+    // What only the studio can check comes back at its field: the key file is not there.
+    await view.getByTestId('add-hosts').fill('alice@127.0.0.5:1, alice@127.0.0.6:1');
+    await view.getByTestId('add-identity').fill(join(mine.home, 'no-such-key'));
+    await view.getByTestId('add-hosts-submit').click();
+    await expect(form.getByTestId('add-identity-error')).toHaveText(`Identity file ${join(mine.home, 'no-such-key')} does not exist.`);
+    expect(existsSync(join(mine.home, 'shoal-config', 'clusters.json'))).toBe(false);
+    await view.getByTestId('add-identity').fill('');
+    await view.getByTestId('add-hosts-submit').click();
+    await expect(view.getByTestId('cluster-host')).toHaveCount(2);
+    await expect(form.locator('.field__error')).toHaveCount(0);
+
+    // A test where no host is ready (nothing listens on port 1).
+    await view.getByTestId('test-cluster').click();
+    await expect(view.getByTestId('test-summary')).toHaveText('0 of 2 hosts ready', { timeout: 60_000 });
+
+    // Edit a host: a bad address is said at the field; a good one is stored.
+    const second = view.locator('[data-testid="cluster-host"][data-host="127.0.0.6"]');
+    await second.getByTestId('edit-host').click();
+    await second.getByTestId('edit-host-address').fill('alice@');
+    await expect(second.getByTestId('edit-host-address-error')).toContainText('is not a host');
+    await second.getByTestId('edit-host-address').fill('carol@127.0.0.7:2');
+    await second.getByTestId('edit-host-save').click();
+    await expect(view.locator('[data-testid="cluster-host"][data-host="127.0.0.7"]')).toContainText('carol@127.0.0.7:2');
+    expect(stored().clusters[0].hosts[1]).toMatchObject({ alias: '127.0.0.7', address: '127.0.0.7', port: 2, user: 'carol' });
+
+    // Its hosts changed, the cluster is tested again: still none ready, so Deploy to it is held back, saying why.
+    await view.getByTestId('test-cluster').click();
+    await expect(view.getByTestId('test-summary')).toHaveText('0 of 2 hosts ready', { timeout: 60_000 });
+    await view.getByTestId('close-overlay').click();
+    await page.getByTestId('deploy-target').selectOption('lab');
+    await expect(page.getByTestId('deploy-button')).toBeDisabled();
+    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 2 hosts ready (127.0.0.5: ');
+    await expect(page.getByTestId('deploy-blocked')).toContainText('fix them and test again in Clusters.');
+    // The stored cluster prices the plan: two hosts, one core each until a passing test measures them.
+    await page.getByTestId('cluster-picker').selectOption('ssh:lab');
+    await expect(page.getByTestId('cluster-picker').locator('option:checked')).toHaveText('lab — stored, 2 hosts, 2 devices');
+    await expect(page.getByTestId('cluster-assumed')).toContainText('127.0.0.5, 127.0.0.7 not measured by a passing test: 1 CPU core each');
+    await page.screenshot({ path: 'test-results/clusters-deploy-blocked.png' });
+    await page.getByTestId('cluster-picker').selectOption('local');
+
+    // Remove a host (asked first; Escape answers no), rename the cluster, remove it.
+    await page.getByTestId('open-clusters').click();
+    const reopened = page.getByTestId('clusters-view');
+    const first = reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.5"]');
+    await first.getByTestId('remove-host').click();
+    await expect(first.getByTestId('remove-host-confirm')).toContainText('Remove 127.0.0.5 from lab?');
+    await page.keyboard.press('Escape');
+    await expect(first.getByTestId('remove-host-confirm')).toHaveCount(0);
+    await expect(reopened).toBeVisible();
+    await first.getByTestId('remove-host').click();
+    await first.getByTestId('remove-host-confirm-yes').click();
+    await expect(reopened.getByTestId('cluster-host')).toHaveCount(1);
+    expect(stored().clusters[0].hosts.map((h) => h.alias)).toEqual(['127.0.0.7']);
+
+    await reopened.getByTestId('rename-cluster').click();
+    await reopened.getByTestId('rename-cluster-input').fill('lab two');
+    await expect(reopened.getByTestId('rename-cluster-error')).toContainText('uses letters, digits, dot, dash and underscore');
+    await reopened.getByTestId('rename-cluster-input').fill('lab2');
+    await reopened.getByTestId('rename-cluster-save').click();
+    await expect(reopened.getByTestId('cluster-item')).toHaveText(/lab2/);
+    expect(stored().clusters.map((c) => c.name)).toEqual(['lab2']);
+
+    await reopened.getByTestId('remove-cluster').click();
+    await reopened.getByTestId('remove-cluster-confirm-yes').click();
+    await expect(reopened.getByTestId('clusters-empty')).toBeVisible();
+    expect(stored().clusters).toEqual([]);
+  } finally {
+    await studio.close();
+    removeHomes([mine.home]);
   }
 });

@@ -1,8 +1,10 @@
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
 import { formatBytes } from '../format';
 import type { HostTestView, HostView } from '../../../engine/protocol/clusters';
 import { openOverlay } from '../shell/shellStore';
+import { ClusterActions, HostActions, HostEditForm } from './ClusterEditing';
 import { AddHostsForm, ImportHostsForm } from './ClusterForms';
+import './clusters.css';
 import { LinkMatrix } from './LinkMatrix';
 import { SurveyProgress } from './SurveyProgress';
 import { refreshClusters, resumePolling, selectCluster, stopPolling, testCluster, useClusters } from './clustersStore';
@@ -15,7 +17,8 @@ function factsLine(f: NonNullable<HostTestView['facts']>): string {
   return [`${f.os ?? '?'} ${f.arch ?? ''}`.trim(), `${f.cpus ?? '?'} CPUs`, `${gib(f.memoryBytes)} RAM`, `${gib(f.diskFreeBytes)} free`, f.node ? `Node ${f.node}` : 'no Node', f.gpus.length ? `${f.gpus.length}× ${f.gpus[0]}` : 'no GPU'].join(' · ');
 }
 
-function HostRow({ host, result }: { host: HostView; result?: HostTestView }) {
+function HostRow({ cluster, host, result, busy }: { cluster: string; host: HostView; result?: HostTestView; busy: boolean }) {
+  const [editing, setEditing] = useState(false);
   return (
     <tr data-testid="cluster-host" data-host={host.alias}>
       <td>
@@ -25,6 +28,7 @@ function HostRow({ host, result }: { host: HostView; result?: HostTestView }) {
           {host.jump.length > 0 && ` via ${host.jump.join(' → ')}`}
         </div>
         <div className="muted">{host.identityFiles.length ? `key ${host.identityFiles.join(', ')}` : 'ssh-agent / default keys'}</div>
+        {editing ? <HostEditForm cluster={cluster} host={host} onDone={() => setEditing(false)} /> : <HostActions cluster={cluster} host={host} disabled={busy} onEdit={() => setEditing(true)} />}
       </td>
       <td data-testid="preflight" data-ok={result?.ok === undefined ? '' : String(result.ok)}>
         {!result && <span className="muted">Not tested yet</span>}
@@ -114,6 +118,7 @@ export function ClustersView() {
                   <button type="button" className="button button--primary" disabled={running} onClick={() => void testCluster(cluster.name)} data-testid="test-cluster">
                     {running ? 'Testing…' : 'Test connection'}
                   </button>
+                  <ClusterActions name={cluster.name} disabled={running} />
                   {current?.ready !== undefined && (
                     <span className={current.ready === current.hosts.length ? 'ok-text' : 'error-text'} data-testid="test-summary">
                       {current.ready} of {current.hosts.length} host{current.hosts.length === 1 ? '' : 's'} ready
@@ -129,7 +134,7 @@ export function ClustersView() {
                   </thead>
                   <tbody>
                     {cluster.hosts.map((h) => (
-                      <HostRow key={h.alias} host={h} result={results.get(h.alias)} />
+                      <HostRow key={h.alias} cluster={cluster.name} host={h} result={results.get(h.alias)} busy={running} />
                     ))}
                   </tbody>
                 </table>

@@ -19,7 +19,10 @@ export function DeployControls({ why }: { why?: string }) {
   }, [connected]);
   const clusters = listing?.clusters ?? [];
   const known = target === 'local' || clusters.some((c) => c.name === target);
-  const blocked = why ?? (known ? undefined : `Cluster ${target} is no longer stored: pick another target.`);
+  // A cluster whose last connection test failed is not deployed to until a test passes (clusters/clustersStore.ts).
+  const lastTest = useClusters((s) => (target === 'local' ? undefined : s.lastTests[target]));
+  const failedTest = lastTest && lastTest.ready < lastTest.hosts ? `The last connection test of ${target} found ${lastTest.ready} of ${lastTest.hosts} host${lastTest.hosts === 1 ? '' : 's'} ready (${lastTest.failed.map((f) => `${f.host}: ${f.why}`).join('; ')}): fix them and test again in Clusters.` : undefined;
+  const blocked = why ?? (known ? failedTest : `Cluster ${target} is no longer stored: pick another target.`);
   return (
     <div className="deploy-controls">
       <label className="field__label" htmlFor="deploy-target">
@@ -36,6 +39,11 @@ export function DeployControls({ why }: { why?: string }) {
       <button type="button" className="button" data-testid="deploy-button" disabled={!!blocked} title={blocked ?? 'Start the plan detached on the target; it keeps running when the studio closes.'} onClick={() => void deployPlan()}>
         Deploy
       </button>
+      {!why && failedTest && (
+        <span className="error-text" data-testid="deploy-blocked">
+          {failedTest}
+        </span>
+      )}
       {target !== 'local' && (
         <label className="deploy-controls__option muted" title="Do not install @tensorflow/tfjs-node-gpu on GPU hosts (for hosts that cannot reach the npm registry): agents train on wasm.">
           <input type="checkbox" data-testid="deploy-no-gpu" checked={noGpu} onChange={(e) => setNoGpu(e.target.checked)} /> wasm only, no GPU runtime

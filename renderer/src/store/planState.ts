@@ -93,13 +93,15 @@ export function derivePlan(model: ModelGraph | undefined, plan: Plan | undefined
 }
 
 
-let last: { model?: ModelGraph; plan?: Plan; choice: ClusterChoice; agents: number; state: PlanState } | undefined;
+let last: { model?: ModelGraph; plan?: Plan; choice: ClusterChoice; agents: number; spec?: ClusterSpec; state: PlanState } | undefined;
 
 /** derivePlan, remembered for the last inputs so every view of one render shares one pricing. */
 export function currentPlanState(model: ModelGraph | undefined, plan: Plan | undefined, choice: ClusterChoice, agents: number): PlanState {
-  if (last && last.model === model && last.plan === plan && last.choice === choice && last.agents === agents) return last.state;
+  // The spec too: a stored cluster's changes when a test measures its hosts (store/clusters.ts).
+  const spec = model && plan && plan.model === model.name ? clusterSpec(choice, agents) : undefined;
+  if (last && last.model === model && last.plan === plan && last.choice === choice && last.agents === agents && last.spec === spec) return last.state;
   const state = derivePlan(model, plan, choice, agents);
-  last = { model, plan, choice, agents, state };
+  last = { model, plan, choice, agents, spec, state };
   return state;
 }
 

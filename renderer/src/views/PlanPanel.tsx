@@ -1,6 +1,7 @@
 import { agentsNeeded } from '../../../engine/plan/plan';
 import { setPreset } from '../store/actions';
-import { CLUSTER_CHOICES, clusterLabel } from '../store/clusters';
+import { CLUSTER_CHOICES, clusterLabel, storedAssumptions, storedChoices } from '../store/clusters';
+import { useClusters } from '../clusters/clustersStore';
 import type { ClusterChoice } from '../store/clusters';
 import { isActive } from '../store/metrics';
 import { usePlan } from '../store/planState';
@@ -28,6 +29,10 @@ export function PlanPanel() {
   const epochs = useStudio((s) => s.epochs);
   const set = useStudio((s) => s.set);
   const busy = useStudio((s) => !!s.job && isActive(s.job.metrics.state));
+  // Stored SSH clusters join the picker (the Clusters store keeps their specs current).
+  useClusters((s) => s.listing);
+  useClusters((s) => s.lastTests);
+  const stored = storedChoices();
   const state = usePlan();
   const { plan, diagnostics, cost } = state;
   return (
@@ -43,7 +48,22 @@ export function PlanPanel() {
               {clusterLabel(c, agents)}
             </option>
           ))}
+          {stored.length > 0 && (
+            <optgroup label="Stored clusters (priced; deploy to train)">
+              {stored.map((c) => (
+                <option key={c} value={c}>
+                  {clusterLabel(c, agents)}
+                </option>
+              ))}
+            </optgroup>
+          )}
+          {cluster.startsWith('ssh:') && !stored.includes(cluster) && <option value={cluster}>{clusterLabel(cluster, agents)}</option>}
         </select>
+        {storedAssumptions(cluster).length > 0 && (
+          <span className="muted" data-testid="cluster-assumed">
+            Assumed: {storedAssumptions(cluster).join('; ')}.
+          </span>
+        )}
       </div>
       <div className="field-row field-row--3">
         <div className="field">
