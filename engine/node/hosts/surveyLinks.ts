@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { ClusterLinkProfile } from '../../cluster/linkProfile.js';
 import { zooModel } from '../../model/zoo.js';
 import type { PrepareEvent } from '../deploy/launcher.js';
+import { remoteRunDir } from '../deploy/remotePaths.js';
 import { SshLauncher, type SshLauncherOptions } from '../deploy/sshLauncher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import type { SshHost } from './host.js';
@@ -45,7 +46,7 @@ const PREPARE_STATUS: Record<PrepareEvent['status'], SurveyEvent['status']> = { 
  * coordinator starts on the first host and one agent on each, detached as a job's would be; the agents
  * link up as one data-parallel group and run the job's link probe; the coordinator prints the pairs
  * and exits. Its progress is read from its output on the head host. Whatever happens, the survey's
- * processes are stopped and its temporary files removed; its logs stay in ~/.shoal/runs/<survey id>/.
+ * processes are stopped and its temporary files removed; its logs stay in ~/.shoal/runs/<survey id>/ (under the cluster's remote directory).
  * Hosts that cannot be prepared are left out (named in `leftOut`); fewer than two left is an error.
  */
 export async function surveyLinks(cluster: string, hosts: SshHost[], leftOut: ClusterLinkProfile['leftOut'], options: SurveyOptions = {}): Promise<ClusterLinkProfile> {
@@ -116,11 +117,11 @@ async function follow(launcher: SshLauncher, head: string, jobId: string, pollMs
     seen = lines.length;
     if (exited) {
       const log = (await launcher.readJobFile(head, jobId, 'run', 'coordinator.log').catch(() => undefined)) ?? '';
-      throw new SurveyError(`The survey coordinator on ${head} exited (${exited}) without a result. The end of ~/.shoal/runs/${jobId}/coordinator.log there:\n${log.trim().split('\n').slice(-10).join('\n') || '(empty)'}`);
+      throw new SurveyError(`The survey coordinator on ${head} exited (${exited}) without a result. The end of ${remoteRunDir(jobId, launcher.settings.remoteDir)}/coordinator.log there:\n${log.trim().split('\n').slice(-10).join('\n') || '(empty)'}`);
     }
     await new Promise((r) => setTimeout(r, pollMs));
   }
-  throw new SurveyError(`The link survey on ${head} gave no result; see ~/.shoal/runs/${jobId}/coordinator.log there.`);
+  throw new SurveyError(`The link survey on ${head} gave no result; see ${remoteRunDir(jobId, launcher.settings.remoteDir)}/coordinator.log there.`);
 }
 
 /** "code N" once the head's coordinator has exited, else null. */
