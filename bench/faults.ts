@@ -11,7 +11,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { faultContext, faultScenarios, outcome, recoverySeconds, stepsRedone, whatItSaid } from '../test/support/faultScenarios.js';
@@ -60,8 +60,8 @@ try {
     "What README's \"Failure model\" promises for the scenario held (test/support/faultScenarios.ts): parameters equal to an uninterrupted run (1e-4), or the exit code and message it names.",
     'From the fault (the kill, or the start of a pause) to the next completed step; a pause is included in it. — where no step follows (the job exits).',
     'A step discarded in flight after a loss, plus steps reported again after a fall-back to a checkpoint.',
-    `The uninterrupted reference run took ${referenceSeconds.toFixed(1)} s.`,
-  ]);
+    `The uninterrupted reference run took ${referenceSeconds.toFixed(1)} s; load average at the end ${loadavg().map((l) => l.toFixed(1)).join(', ')} (a 4-agent job on a machine loaded far past its cores may see agents silent past the heartbeat timeout while they set up).`,
+  ], { loadAverage: loadavg() });
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
