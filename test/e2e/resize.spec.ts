@@ -33,6 +33,7 @@ test('Add agent grows a running job: new generation in the membership view, a ma
   await expect(generation).toHaveAttribute('data-generation', String(first + 1), { timeout: 120_000 });
   await expect(generation).toContainText('resize: +1');
   await expect(page.getByTestId('membership-agent')).toHaveCount(2);
+  await expect(page.getByTestId('membership-counts')).toContainText('2 training · 0 waiting · 0 lost');
   await expect(page.getByTestId('vnode-row')).toHaveCount(2);
   await expect(page.getByTestId('vnode-row').nth(1)).toContainText('1 / 2');
   await expect(page.getByTestId('loss-chart')).toHaveAttribute('data-markers', '1');
