@@ -201,4 +201,13 @@ test('splitters keep their size across a reload; menus and the shortcut sheet cl
   // Typed into a field, "?" is a character, not the sheet.
   await page.getByTestId('epochs-input').press('?');
   await expect(sheet).toHaveCount(0);
+
+  // A plan that needs more agents than this machine has cores: the fix says it oversubscribes them, and prices it.
+  const cores = Number(/(\d+) cores/.exec((await page.locator('.header__right').textContent()) ?? '')?.[1]);
+  if (cores < 4) {
+    await page.getByTestId('preset-picker').selectOption('pp2-dp2');
+    await expect(page.getByTestId('fix-agents')).toContainText(`Use 4 agents on ${cores} cores`);
+    await expect(page.getByTestId('oversubscribed')).toContainText(`oversubscribe them`);
+    await expect(page.getByTestId('oversubscribed')).toContainText(/predicted .+ per step/);
+  }
 });

@@ -39,7 +39,8 @@ function HostRow({ host }: { host: DeployHostView }) {
         {host.steps.map((s) => (
           <li key={s.step} className={`preflight__step preflight__step--${s.status}`} data-step={s.step} data-status={s.status}>
             <span className="preflight__mark">{MARK[s.status]}</span> <span className="preflight__name">{STEP_NAMES[s.step]}</span>{' '}
-            <span className="preflight__detail">{s.detail.split('\n')[0]}</span>
+            {/* A failed step's words are the host's error, shown once under its steps. */}
+            <span className="preflight__detail">{s.status === 'fail' && host.error?.includes(s.detail.split('\n')[0]) ? 'failed (below)' : s.detail.split('\n')[0]}</span>
           </li>
         ))}
       </ul>
