@@ -15,12 +15,19 @@
  * 3. Chart: window.__shoalBench.chartUpdate (renderer/src/bench/benchHook.ts; browser shell only) shows
  *    a job with 100,000 steps in the Monitor's charts, then appends one step 20 times; each update is
  *    timed from the store change to uPlot having drawn.
- * Prints measured against target and writes bench/results/ui.json with { layoutMs1000, p95FrameMs,
- * chartUpdateMs } and the rows.
+ * 4. References, side by side with the studio's figures: the layout module (renderer/src/graph/
+ *    layeredLayout.ts) on the same 1,000-layer graph with elk.bundled in this Node process (no worker,
+ *    no React, no DOM: the floor of the algorithm on this CPU), and the same pans and zooms on a bare
+ *    page holding 1,000 plain boxes of a layer's size in one CSS-transformed layer (what the browser
+ *    alone costs to move that many boxes: the floor for the frame times).
+ * Prints measured against target and reference, and writes bench/results/ui.json with { layoutMs1000,
+ * p95FrameMs, chartUpdateMs, referenceLayoutMs1000, referenceP95FrameMs } and the rows.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { chromium } from '@playwright/test';
 import type { Page } from '@playwright/test';
+import ELK from 'elkjs/lib/elk.bundled.js';
+import { elkGraph, fromElk, NODE_HEIGHT, NODE_WIDTH } from '../renderer/src/graph/layeredLayout.js';
 import { syntheticKerasModel } from './lib/syntheticKeras.js';
 import { report, type Column } from './lib/report.js';
 import { args, numberFlag as flag } from './lib/args.js';
@@ -116,25 +123,25 @@ async function openModel(page: Page, run: number): Promise<Open> {
 }
 
 /** A point on the empty canvas (no layer under it), for panning by dragging. */
-async function emptyCanvasPoint(page: Page): Promise<{ x: number; y: number }> {
-  const point = await page.evaluate(() => {
-    const pane = document.querySelector('.graph .react-flow')!.getBoundingClientRect();
+async function emptyCanvasPoint(page: Page, canvas = '.graph .react-flow'): Promise<{ x: number; y: number }> {
+  const point = await page.evaluate((selector) => {
+    const pane = document.querySelector(selector)!.getBoundingClientRect();
     for (let fy = 0.15; fy < 0.95; fy += 0.05) {
       for (let fx = 0.05; fx < 0.7; fx += 0.03) {
         const x = pane.left + fx * pane.width;
         const y = pane.top + fy * pane.height;
         const el = document.elementFromPoint(x, y);
-        if (el && el.closest('.react-flow') && !el.closest('.layer-node, .react-flow__minimap, .react-flow__controls, .graph__search, .graph__search-open, button')) return { x, y };
+        if (el && el.closest(selector) && !el.closest('.layer-node, .react-flow__minimap, .react-flow__controls, .graph__search, .graph__search-open, button')) return { x, y };
       }
     }
     return undefined;
-  });
+  }, canvas);
   if (!point) throw new Error('No empty spot on the graph canvas to drag from.');
   return point;
 }
 
 /** Pan and zoom for a few seconds while the page records frame-to-frame times. */
-async function measureFrames(page: Page): Promise<number[]> {
+async function measureFrames(page: Page, canvas?: string): Promise<number[]> {
   // A string, not a function: tsx would wrap named inner functions in a helper the page lacks.
   await page.evaluate(`(() => {
     window.__frames = [];
@@ -150,9 +157,9 @@ async function measureFrames(page: Page): Promise<number[]> {
       requestAnimationFrame(tick);
     });
   })()`);
-  const start = await emptyCanvasPoint(page);
+  const start = await emptyCanvasPoint(page, canvas);
   const drag = async (dx: number, dy: number, steps: number) => {
-    const from = await emptyCanvasPoint(page).catch(() => start);
+    const from = await emptyCanvasPoint(page, canvas).catch(() => start);
     await page.mouse.move(from.x, from.y);
     await page.mouse.down();
     for (let i = 1; i <= steps; i++) await page.mouse.move(from.x + (dx * i) / steps, from.y + (dy * i) / steps);
@@ -180,9 +187,66 @@ async function measureFrames(page: Page): Promise<number[]> {
   return frames.slice(1);
 }
 
+/**
+ * Elk itself on the studio's graph for a 1,000-layer chain in two stages (as the default plan cuts it),
+ * elk.bundled in this process, then the module's stacking: what a graph elk must lay out costs (the
+ * studio draws a chain without elk, layeredLayout's chainElk, so its own figure is lower).
+ */
+async function referenceLayout(layers: number, runs: number): Promise<number[]> {
+  const elk = new ELK();
+  const chain = Array.from({ length: layers }, (_, i) => ({ id: `l${i}`, inputs: i ? [`l${i - 1}`] : [] }));
+  const stageOf = new Map(chain.map((l, i) => [l.id, i < layers / 2 ? 0 : 1]));
+  const times: number[] = [];
+  for (let run = 0; run < runs; run++) {
+    const t0 = performance.now();
+    fromElk({ layers: chain, stageOf }, await elk.layout(elkGraph({ layers: chain, stageOf })));
+    times.push(performance.now() - t0);
+  }
+  return times;
+}
+
+/**
+ * A bare page with `count` boxes of a layer node's size and text, stacked as the graph stacks them, in
+ * one container that drags and wheels move by a CSS transform (as xyflow's viewport does): the frames
+ * the browser alone needs for the same pans and zooms.
+ */
+async function referenceFrames(page: Page, count: number): Promise<number[]> {
+  await page.setContent(`<!doctype html><html><body style="margin:0;overflow:hidden;font:13px sans-serif">
+    <div id="pane" style="position:absolute;inset:0;overflow:hidden;background:#f4f6f8"><div id="view" style="position:absolute;left:0;top:0;transform-origin:0 0"></div></div></body></html>`);
+  await page.evaluate(
+    ([n, w, h]) => {
+      const view = document.getElementById('view')!;
+      const html: string[] = [];
+      for (let i = 0; i < n; i++) html.push(`<div style="position:absolute;left:300px;top:${i * (h + 36)}px;width:${w}px;height:${h}px;box-sizing:border-box;border:1px solid #ccd;border-left:4px solid #4cc9f0;border-radius:6px;background:#fff;padding:8px 10px"><b>dense_${i}</b><div>dense 64 units · linear</div><div>→ 64 · 4,160 params</div></div>`);
+      view.innerHTML = html.join('');
+      const state = { x: 0, y: 0, zoom: 0.5, drag: undefined as undefined | { x: number; y: number } };
+      const apply = () => (view.style.transform = `translate(${state.x}px,${state.y}px) scale(${state.zoom})`);
+      apply();
+      const pane = document.getElementById('pane')!;
+      pane.addEventListener('pointerdown', (e) => (state.drag = { x: e.clientX, y: e.clientY }));
+      pane.addEventListener('pointerup', () => (state.drag = undefined));
+      pane.addEventListener('pointermove', (e) => {
+        if (!state.drag) return;
+        [state.x, state.y] = [state.x + e.clientX - state.drag.x, state.y + e.clientY - state.drag.y];
+        state.drag = { x: e.clientX, y: e.clientY };
+        apply();
+      });
+      pane.addEventListener('wheel', (e) => {
+        state.zoom *= Math.pow(2, -e.deltaY * 0.002);
+        apply();
+      });
+    },
+    [count, NODE_WIDTH, NODE_HEIGHT] as const,
+  );
+  await page.waitForTimeout(500);
+  return measureFrames(page, '#pane');
+}
+
 interface Row {
   measure: string;
   measured: number;
+  /** The same work without the studio (see the notes), measured on this machine. */
+  reference?: number;
   target?: number;
   verdict: string;
   detail: string;
@@ -219,6 +283,13 @@ async function main(): Promise<void> {
     const frames = await measureFrames(page);
     console.log(`  frames, folded (the default view): ${frames.length} while panning and zooming`);
 
+    const referenceRuns = await referenceLayout(LAYERS, RUNS);
+    console.log(`  reference layout (layeredLayout + elk.bundled in Node): ${referenceRuns.map((m) => m.toFixed(0)).join(', ')} ms`);
+    const referencePage = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const framesReference = await referenceFrames(referencePage, LAYERS);
+    await referencePage.close();
+    console.log(`  reference frames, ${LAYERS} bare boxes: ${framesReference.length} while panning and zooming`);
+
     const chart = await page.evaluate(([points, updates]) => window.__shoalBench!.chartUpdate(points, updates), [POINTS, CHART_UPDATES] as const);
     console.log(`  chart: first draw ${chart.firstMs.toFixed(1)} ms, updates ${chart.updateMs.map((m) => m.toFixed(1)).join(' ')} (chart data-points ${chart.drawnPoints})`);
 
@@ -226,21 +297,24 @@ async function main(): Promise<void> {
     const p95FrameMs = quantile(frames, 0.95);
     const p95FrameMsAllLayers = quantile(framesAll, 0.95);
     const chartUpdateMs = median(chart.updateMs);
+    const referenceLayoutMs1000 = median(referenceRuns);
+    const referenceP95FrameMs = quantile(framesReference, 0.95);
     // Frame deltas come in vsync steps (16.67 ms): compare at the 0.1 ms the table prints.
     const verdict = (v: number, limit: number) => (Math.round(v * 10) <= Math.round(limit * 10) ? 'ok' : 'over');
     const frameDetail = (f: number[]) => `${f.length} frames, ${(100 * droppedShare(f)).toFixed(1)}% dropped, median ${median(f).toFixed(1)} ms, max ${Math.max(...f).toFixed(1)} ms`;
     const rows: Row[] = [
-      { measure: `layout, ${LAYERS} layers drawn (median of ${RUNS})`, measured: layoutMs1000, target: LAYOUT_TARGET_MS, verdict: verdict(layoutMs1000, LAYOUT_TARGET_MS), detail: `elk in a Web Worker; runs ${opens.map((o) => o.layoutMs).join(', ')} ms` },
+      { measure: `layout, ${LAYERS} layers drawn (median of ${RUNS})`, measured: layoutMs1000, reference: referenceLayoutMs1000, target: LAYOUT_TARGET_MS, verdict: verdict(layoutMs1000, LAYOUT_TARGET_MS), detail: `elk in a Web Worker; runs ${opens.map((o) => o.layoutMs).join(', ')} ms` },
       { measure: `layout, default view (${opens[0].foldedNodes} blocks)`, measured: median(opens.map((o) => o.foldedMs)), target: LAYOUT_TARGET_MS, verdict: verdict(median(opens.map((o) => o.foldedMs)), LAYOUT_TARGET_MS), detail: `the model opens folded; runs ${opens.map((o) => o.foldedMs).join(', ')} ms` },
       { measure: `"show every layer" to drawn`, measured: median(opens.map((o) => o.drawnMs)), verdict: '', detail: 'click → last layer node on screen, from the driver' },
       { measure: 'frame time pan/zoom, default view, p95', measured: p95FrameMs, target: DROPPED_FRAME_MS, verdict: p95FrameMs < DROPPED_FRAME_MS ? 'ok' : 'over', detail: frameDetail(frames) },
-      { measure: `frame time pan/zoom, ${LAYERS} layers, p95`, measured: p95FrameMsAllLayers, target: DROPPED_FRAME_MS, verdict: p95FrameMsAllLayers < DROPPED_FRAME_MS ? 'ok' : 'over', detail: frameDetail(framesAll) },
+      { measure: `frame time pan/zoom, ${LAYERS} layers, p95`, measured: p95FrameMsAllLayers, reference: referenceP95FrameMs, target: DROPPED_FRAME_MS, verdict: p95FrameMsAllLayers < DROPPED_FRAME_MS ? 'ok' : 'over', detail: frameDetail(framesAll) },
       { measure: `chart update, ${POINTS.toLocaleString('en')} points (median)`, measured: chartUpdateMs, target: FRAME_TARGET_MS, verdict: verdict(chartUpdateMs, FRAME_TARGET_MS), detail: `${CHART_UPDATES} appends, p95 ${quantile(chart.updateMs, 0.95).toFixed(1)} ms` },
       { measure: `chart first draw, ${POINTS.toLocaleString('en')} points`, measured: chart.firstMs, verdict: '', detail: `chart's data-points ${chart.drawnPoints}` },
     ];
     const columns: Column<Row>[] = [
       { key: 'measure', title: 'measure' },
       { key: 'measured', title: 'measured ms', format: (v) => (v as number).toFixed(1) },
+      { key: 'reference', title: 'reference ms', format: (v) => (v === undefined ? '—' : (v as number).toFixed(1)) },
       { key: 'target', title: 'target ms', format: (v) => (v === undefined ? '—' : `≤ ${(v as number).toFixed(1)}`) },
       { key: 'verdict', title: '' },
       { key: 'detail', title: 'detail' },
@@ -250,7 +324,8 @@ async function main(): Promise<void> {
       'Layout time is measured by the studio around elk\'s layout call in its Web Worker (data-layout-ms on the graph). layoutMs1000 is with every layer drawn ("Show every layer"); an ungrouped model of more than 200 layers opens folded into blocks of 20 consecutive layers, the default view.',
       'p95FrameMs is the default (folded) view; p95FrameMsAllLayers with all layers drawn. Pans are mouse drags on the empty canvas, zooms wheel steps; frame times are requestAnimationFrame deltas, which come in whole 60 Hz intervals (16.6–16.8 ms with timer jitter; 33.3 ms when a frame is dropped): a delta above 1.5 intervals (25 ms) is a dropped frame, and the target is p95 below it, i.e. at least 95% of frames on time.',
       'Chart updates: a job with the given number of steps shown in the Monitor, one step appended per update; timed from the store change through React\'s commit to uPlot\'s draw.',
-    ], { layoutMs1000, p95FrameMs, chartUpdateMs, p95FrameMsAllLayers, layoutMsDefaultView: median(opens.map((o) => o.foldedMs)), chartFirstDrawMs: chart.firstMs, medianFrameMs: median(frames), droppedFrameShare: droppedShare(frames), droppedFrameShareAllLayers: droppedShare(framesAll), layoutRunsMs: opens.map((o) => o.layoutMs), chromium: version, layers: LAYERS, points: POINTS });
+      `References: layout — elk's layered algorithm (elk.bundled in this Node process: no Web Worker, React or DOM) on the elk graph renderer/src/graph/layeredLayout.ts builds for a ${LAYERS}-layer chain cut in two stages, plus its stacking (runs ${referenceRuns.map((m) => m.toFixed(0)).join(', ')} ms; the first includes compiling elk). The studio lays out a chain (every band a single column) without elk, to the same coordinates (test/unit/graphLayout.test.ts), so its figure is below elk's: graphs with branches go to elk in the worker; frames — the same drags and wheel steps on a bare page of ${LAYERS} plain boxes of a layer node's size in one CSS-transformed container (${frameDetail(framesReference)}).`,
+    ], { layoutMs1000, referenceLayoutMs1000, referenceP95FrameMs, referenceLayoutRunsMs: referenceRuns, p95FrameMs, chartUpdateMs, p95FrameMsAllLayers, layoutMsDefaultView: median(opens.map((o) => o.foldedMs)), chartFirstDrawMs: chart.firstMs, medianFrameMs: median(frames), droppedFrameShare: droppedShare(frames), droppedFrameShareAllLayers: droppedShare(framesAll), layoutRunsMs: opens.map((o) => o.layoutMs), chromium: version, layers: LAYERS, points: POINTS });
   } finally {
     await browser.close();
     await studio.stop();

@@ -7,7 +7,7 @@ import { expect, test } from './studioFixture';
  * the inspector on click (a dense and a conv layer), search that unfolds the block holding a match and
  * centres it, the keyboard walking the connections, stage frames that never overlap, the minimap.
  */
-const graph = (page: Page) => page.getByTestId('graph');
+const graph = (page: Page) => page.getByRole('region', { name: 'Layer graph' });
 const layer = (page: Page, id: string) => graph(page).locator(`[data-layer="${id}"]`);
 const shot = (page: Page, name: string) => page.screenshot({ path: `test-results/${name}.png` });
 
@@ -36,6 +36,8 @@ async function ready(page: Page, url: string): Promise<void> {
   await page.setViewportSize({ width: 1440, height: 900 });
   await page.goto(url);
   await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
+  // The studio keeps the model a previous test opened: start from the zoo's MLP.
+  await page.getByTestId('model-picker').selectOption('mlp');
   await expect(layer(page, 'dense_1')).toBeVisible();
 }
 
@@ -189,6 +191,8 @@ test('stages are framed top-down without overlapping; the minimap is in every vi
     const block = blocks.nth(Math.floor((await blocks.count()) * pick));
     await block.dispatchEvent('click');
     await expect(block).toHaveAttribute('aria-selected', 'true');
+    // Keys go to the graph (not to the preset picker that had the focus).
+    await graph(page).focus();
     await page.keyboard.press('Escape');
     await page.keyboard.press('s');
     await expect(frames).toHaveCount(count + 1, { timeout: 30_000 });

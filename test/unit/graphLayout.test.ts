@@ -1,7 +1,7 @@
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { describe, expect, it } from 'vitest';
 import { zooModel } from '../../engine/model/zoo';
-import { layeredLayout, NODE_HEIGHT, NODE_WIDTH } from '../../renderer/src/graph/layeredLayout';
+import { chainElk, elkGraph, fromElk, layeredLayout, NODE_HEIGHT, NODE_WIDTH } from '../../renderer/src/graph/layeredLayout';
 import type { LayoutInput, LayoutResult } from '../../renderer/src/graph/layeredLayout';
 
 /**
@@ -101,6 +101,16 @@ describe('graph layout', () => {
     }
     expect(result.edges.some((e) => e.lane)).toBe(true);
     expect(result.bounds.height).toBeGreaterThanOrEqual(result.stages[2].y + result.stages[2].height);
+  });
+
+  it('lays a chain out without elk exactly as elk does; a graph with a branch goes to elk', async () => {
+    const layers = Array.from({ length: 7 }, (_, i) => ({ id: `l${i}`, inputs: i ? [`l${i - 1}`] : [] }));
+    const input = { layers, stageOf: new Map(layers.map((l, i) => [l.id, i < 3 ? 0 : 1])) };
+    const graph = elkGraph(input);
+    const round = (r: ReturnType<typeof fromElk>) => JSON.parse(JSON.stringify(r, (_, v: unknown) => (typeof v === 'number' ? Math.round(v) : v))) as unknown;
+    expect(round(fromElk(input, chainElk(graph)!))).toEqual(round(fromElk(input, await elk.layout(elkGraph(input)))));
+    const branched = { layers: [...layers, { id: 'skip', inputs: ['l0', 'l2'] }], stageOf: new Map<string, number>() };
+    expect(chainElk(elkGraph(branched))).toBeUndefined();
   });
 
   it('lays out a 1,000-layer chain in one column with the stage cut straight down', async () => {

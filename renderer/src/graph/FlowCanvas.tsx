@@ -28,10 +28,12 @@ export interface Focus {
 }
 
 /**
- * A graph taller than this zoom can fit opens at its top, at this zoom or the one that fits its width
- * (the way Netron opens a deep model), instead of as an unreadable sliver.
+ * A graph taller than this zoom can fit opens at its top (the way Netron opens a deep model) at
+ * DEEP_ZOOM, or the zoom that fits its width if less, instead of as an unreadable sliver.
  */
 const MIN_FIT_ZOOM = 0.5;
+/** Several rows of layers in view, names still legible; a search zooms in further to read one. */
+const DEEP_ZOOM = 0.6;
 const [NODE_HALF_WIDTH, NODE_HALF_HEIGHT] = [NODE_WIDTH / 2, NODE_HEIGHT / 2];
 const PADDING = 0.08;
 
@@ -67,7 +69,7 @@ function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, f
     const [w, h] = [el.clientWidth, el.clientHeight];
     const zoom = Math.min(1.1, w / (b.width * (1 + 2 * PADDING)), h / (b.height * (1 + 2 * PADDING)));
     if (zoom >= MIN_FIT_ZOOM) return void flow.fitView({ padding: PADDING, maxZoom: 1.1 });
-    const z = Math.min(1, Math.max(MIN_FIT_ZOOM, w / (b.width * (1 + 2 * PADDING))));
+    const z = Math.min(DEEP_ZOOM, w / (b.width * (1 + 2 * PADDING)));
     void flow.setViewport({ x: (w - b.width * z) / 2 - b.x * z, y: 16 - b.y * z, zoom: z });
   };
   useEffect(() => {

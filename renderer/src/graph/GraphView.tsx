@@ -14,7 +14,7 @@ import { positions, useGraphKeys } from './graphKeys';
 import { GraphSearch } from './GraphSearch';
 import { GraphTooltip } from './GraphTooltip';
 import { inspect, useGraphUi } from './graphUi';
-import { NODE_HEIGHT, NODE_WIDTH } from './layout';
+import { NODE_HEIGHT, NODE_WIDTH, warmLayout } from './layout';
 import { searchLayers, stepHit } from './search';
 import { toEdges, toFlow } from './toFlow';
 import { useGraphLayout } from './useGraphLayout';
@@ -25,6 +25,7 @@ let opened = 0;
 const modelKey = (model: ModelGraph) => modelKeys.get(model) ?? (modelKeys.set(model, `${++opened}:${model.name}`), `${opened}:${model.name}`);
 
 const NONE: ReadonlySet<string> = new Set();
+warmLayout();
 
 /**
  * The layer graph of the open model, laid out top-down by elkjs with the plan's stages as framed

@@ -47,3 +47,13 @@ export function columnLayout(input: LayoutInput): LayoutResult {
   result.bounds.height = y;
   return result;
 }
+
+/**
+ * Start the worker and run elk once on a small graph with a skip edge when the graph view loads: elk's
+ * first layout in a fresh worker loads and compiles its code, which takes seconds on a loaded machine;
+ * better while the studio connects than when the first model opens.
+ */
+export function warmLayout(): void {
+  const layers = ['a', 'b', 'c'].map((id, i, all) => ({ id, inputs: all.slice(0, i) }));
+  void layoutGraph({ layers, stageOf: new Map() }).catch(() => undefined);
+}
