@@ -61,7 +61,7 @@ export class StepMetrics {
       .sort((a, b) => layout[Number(a.header.rank)].stage - layout[Number(b.header.rank)].stage)
       .forEach((m) => {
         const stats = this.asynchronous ? (m.header.stats as { delay: number; utilization: number; lrMultiplier: number; correction: number }) : sync(m);
-        this.log.emit({ type: 'pipeline', step: at, stage: layout[Number(m.header.rank)].stage, ...stats });
+        this.log.emit({ type: 'pipeline', step: at, stage: layout[Number(m.header.rank)].stage, ...stats, asynchronous: this.asynchronous });
       });
   }
 }

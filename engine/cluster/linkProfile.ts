@@ -17,6 +17,8 @@ export const MeasuredLinkSchema = z.strictObject({
   beta: z.number().positive(),
   /** The smallest round trip of the small message, ms. */
   rttMs: z.number().nonnegative(),
+  /** When this pair was measured, when earlier than the profile's survey (a later partial survey kept it). */
+  measuredAt: z.string().min(1).optional(),
 });
 export type MeasuredLink = z.infer<typeof MeasuredLinkSchema>;
 

@@ -83,6 +83,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     lrMultiplier: z.number(),
     /** Relative size of the discrepancy correction ‖τ·δ‖/‖w‖ (0 when off). */
     correction: z.number(),
+    /** Whether the schedule is asynchronous (PipeMare): only then do delay, lr and correction mean anything. */
+    asynchronous: z.boolean().optional(),
   }),
   z.object({
     /**

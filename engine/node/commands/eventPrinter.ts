@@ -21,10 +21,14 @@ export function describeEvent(event: JobEvent): string | null {
       return `eval after step ${event.step}: ${validationText(event)}`;
     case 'log':
       return event.level === 'info' ? null : `[${event.host}${event.rank === null ? '' : ` rank ${event.rank}`}] ${event.level}: ${event.message}`;
-    case 'pipeline':
-      return event.step % 25 === 0
-        ? `  stage ${event.stage}: delay ${event.delay}, utilization ${(event.utilization * 100).toFixed(0)}%, lr ×${event.lrMultiplier.toFixed(3)}, correction ${event.correction.toExponential(2)}`
-        : null;
+    case 'pipeline': {
+      if (event.step % 25 !== 0) return null;
+      const utilization = `utilization ${(event.utilization * 100).toFixed(0)}%`;
+      // Delay, lr and correction are PipeMare's: a synchronous schedule (GPipe, 1F1B) has none of them.
+      // Events from before `asynchronous` was sent tell by their neutral values.
+      const asynchronous = event.asynchronous ?? !(event.delay === 0 && event.lrMultiplier === 1 && event.correction === 0);
+      return asynchronous ? `  stage ${event.stage}: delay ${event.delay}, ${utilization}, lr ×${event.lrMultiplier.toFixed(3)}, correction ${event.correction.toExponential(2)}` : `  stage ${event.stage}: ${utilization}`;
+    }
     case 'timeline':
       return null;
     case 'profile': {

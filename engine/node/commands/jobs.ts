@@ -6,6 +6,7 @@ import type { CommandIo } from './commandIo.js';
 import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';
+import { errorsOncePerHost } from './hostErrorsOnce.js';
 import type { DeployedJobSummary } from '../../protocol/deploy.js';
 
 /** What `shoal jobs` prints per job; the studio's listing adds whether it follows the job. */
@@ -59,14 +60,16 @@ export async function runJobsCommand(args: string[], io: CommandIo = processIo):
   try {
     const { values } = parseArgs({ args, options: { json: { type: 'boolean' } }, allowPositionals: false });
     const records = listDeployRecords();
+    const hostErrors = new Map<string, string>();
     const summaries = await mapBounded(records, 4, async ({ record }) => {
-      const launcher = launcherFor(record);
+      const launcher = errorsOncePerHost(launcherFor(record), hostErrors);
       try {
         return await summarizeDeployedJob(record, launcher);
       } finally {
         launcher.close();
       }
     });
+    for (const [host, error] of hostErrors) io.err(`${host}: ${error}\n`);
     if (values.json) io.out(JSON.stringify(summaries, null, 2) + '\n');
     else if (summaries.length === 0) io.out('No deployed jobs. Start one with: shoal deploy --cluster <name> --model mlp --plan pp2-dp2\n');
     else for (const s of summaries) io.out(`${s.jobId}  ${s.state.padEnd(8)}  ${s.cluster}  ${s.model}  ${s.createdAt}  ${s.detail}\n`);

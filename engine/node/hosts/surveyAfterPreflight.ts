@@ -1,6 +1,6 @@
 import type { ClusterLinkProfile } from '../../cluster/linkProfile.js';
 import type { HostPreflight } from '../deploy/ssh/preflight.js';
-import { saveClusterProfile } from './clusterProfile.js';
+import { saveSurveyProfile } from './mergeLinkProfile.js';
 import { clusterSettingsOf, type SshCluster } from './clusterStore.js';
 import { surveyLinks, type SurveyOptions } from './surveyLinks.js';
 
@@ -10,7 +10,7 @@ export type SurveyOutcome = { profile: ClusterLinkProfile; file: string } | { sk
 /**
  * The link survey a cluster test runs after preflight (the CLI and the studio alike): over the hosts
  * that passed, when there are two or more; hosts that failed are left out and named with their failed
- * steps. A measured matrix is stored as the cluster's profile. Undefined for a one-host cluster.
+ * steps. A measured matrix is merged into the cluster's stored profile. Undefined for a one-host cluster.
  */
 export async function surveyAfterPreflight(cluster: SshCluster, results: HostPreflight[], options: SurveyOptions): Promise<SurveyOutcome | undefined> {
   if (cluster.hosts.length < 2) return undefined;
@@ -21,7 +21,8 @@ export async function surveyAfterPreflight(cluster: SshCluster, results: HostPre
   if (ready.length < 2) return { skipped: `it needs two hosts that pass preflight, and ${ready.length} did.` };
   try {
     const profile = await surveyLinks(cluster.name, ready, leftOut, { ...options, settings: clusterSettingsOf(cluster) });
-    return { profile, file: saveClusterProfile(profile) };
+    // Pairs this survey could not measure keep their stored measurement.
+    return saveSurveyProfile(profile, cluster.hosts.map((h) => h.alias));
   } catch (err) {
     return { error: (err as Error).message };
   }
