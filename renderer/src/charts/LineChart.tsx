@@ -67,7 +67,7 @@ export function LineChart(props: LineChartProps) {
   const host = useRef<HTMLDivElement>(null);
   const figure = useRef<HTMLElement>(null);
   const readout = useRef<HTMLSpanElement>(null);
-  const plot = useRef<{ chart: uPlot; refresh(): void; resetZoom(): void } | null>(null);
+  const plot = useRef<{ chart: uPlot; refresh(force?: boolean): void; resetZoom(): void } | null>(null);
   // What the plot's callbacks read: the newest props without remaking the plot.
   const latest = useRef({ x, y, markers, smoothing });
   latest.current = { x, y, markers, smoothing };
@@ -76,13 +76,14 @@ export function LineChart(props: LineChartProps) {
     const element = host.current;
     if (!element) return;
     let zoom: [number, number] | null = null;
-    let cache: { x: number[]; y: number[]; weight: number; values: number[] } | null = null;
+    let cache: { x: number[]; y: number[]; weight: number; values: Float64Array } | null = null;
     let drawStart = 0;
+    let shown: { x: number[]; y: number[]; smoothing: number; columns: number } | null = null;
     const width = () => Math.max(MIN_WIDTH, element.clientWidth);
     const format = (v: number | null | undefined) => (v === null || v === undefined ? '—' : formatQuantity(quantity, v));
 
     /** The smoothed series, computed again only when the data or the weight changed. */
-    const smoothedSeries = (): number[] => {
+    const smoothedSeries = (): Float64Array => {
       const { x: xs, y: ys, smoothing: weight } = latest.current;
       if (!cache || cache.x !== xs || cache.y !== ys || cache.weight !== weight) cache = { x: xs, y: ys, weight, values: smoothEma(ys, weight) };
       return cache.values;
@@ -129,6 +130,8 @@ export function LineChart(props: LineChartProps) {
           draw: [
             (u) => {
               drawMarkers(u, latest.current.markers);
+              // The y axis took its labels' width on this draw: cut the data again for the plot's real width.
+              if (shown && Math.abs(shown.columns - u.bbox.width / devicePixelRatio) > 4) queueMicrotask(() => refresh(false));
               // What was drawn, for tests and the chart benchmark: the draw's time and the scales' ranges.
               const fig = figure.current;
               fig?.setAttribute('data-draw-ms', (performance.now() - drawStart).toFixed(3));
@@ -145,14 +148,19 @@ export function LineChart(props: LineChartProps) {
       element,
     );
 
-    /** Decimate what is in view (all of it, or the zoomed window at full resolution) and hand it to uPlot. */
-    function refresh(): void {
+    /**
+     * Decimate what is in view (all of it, or the zoomed window at full resolution) and hand it to
+     * uPlot; `force` for a new window or size, otherwise only when the data or the weight changed.
+     */
+    function refresh(force = true): void {
       const t0 = performance.now();
-      const { x: xs, y: ys } = latest.current;
+      const { x: xs, y: ys, smoothing: weight } = latest.current;
+      const columns = chart.bbox.width / devicePixelRatio || width();
+      if (!force && shown && shown.x === xs && shown.y === ys && shown.smoothing === weight && shown.columns === columns) return;
+      shown = { x: xs, y: ys, smoothing: weight, columns };
       const n = Math.min(xs.length, ys.length);
       const lo = zoom ? Math.max(0, lowerBound(xs, zoom[0]) - 1) : 0;
       const hi = zoom ? Math.min(n, lowerBound(xs, zoom[1]) + 1) : n;
-      const columns = chart.bbox.width / devicePixelRatio || width();
       const d = decimate(xs, smoothed ? [ys, smoothedSeries()] : [ys], columns, lo, hi, log);
       chart.setData([d.x, ...d.ys] as uPlot.AlignedData);
       const fig = figure.current;
@@ -183,7 +191,7 @@ export function LineChart(props: LineChartProps) {
   }, [xLabel, yLabel, color, yRange, points, quantity, smoothed, log, theme]);
 
   // New data or a new smoothing weight: decimate again (the plot stays).
-  useEffect(() => plot.current?.refresh(), [x, y, smoothing]);
+  useEffect(() => plot.current?.refresh(false), [x, y, smoothing]);
   useEffect(() => {
     // Only once there is data: uPlot has no paths to redraw before the first points.
     if (latest.current.x.length > 0) plot.current?.chart.redraw(false, false);

@@ -30,6 +30,20 @@ export interface PlotConfig {
   hooks: uPlot.Hooks.Arrays;
 }
 
+/**
+ * Nice ticks of a quantity in one unit (./axis.ts) for a uPlot axis: about one per 90 CSS pixels on x
+ * (`horizontal`), one per 32 on y; `integer` keeps whole values only (steps).
+ */
+export function niceAxis(quantity: Quantity, horizontal: boolean, integer = false): Pick<uPlot.Axis, 'splits' | 'values'> {
+  return {
+    splits: (u, _i, min, max) => {
+      const ticks = niceTicks(quantity, min, max, horizontal ? tickCount(u.bbox.width, 90) : tickCount(u.bbox.height, 32));
+      return integer ? ticks.filter(Number.isInteger) : ticks;
+    },
+    values: (_u, splits) => tickLabels(quantity, splits),
+  };
+}
+
 /** About one tick per `spacing` CSS pixels of the plot. */
 const tickCount = (pixels: number, spacing: number) => Math.max(2, Math.floor(pixels / devicePixelRatio / spacing));
 /** Room for the longest label (the axis font is 12 px; digits are about 7 px wide). */
@@ -66,15 +80,14 @@ export function plotOptions(c: PlotConfig): Options {
         label: c.xLabel,
         size: 34,
         // Steps are whole numbers: a deep zoom shows whole steps only.
-        splits: (u, _i, min, max) => niceTicks('number', min, max, tickCount(u.bbox.width, 90)).filter(Number.isInteger),
-        values: (_u, splits) => tickLabels('number', splits),
+        ...niceAxis('number', true, true),
       },
       {
         ...axis,
         label: c.yLabel,
         size: (_u, values) => labelWidth(values),
-        ...(c.log ? {} : { splits: (u: uPlot, _i: number, min: number, max: number) => niceTicks(c.quantity, min, max, tickCount(u.bbox.height, 32)) }),
-        values: (_u, splits) => (c.log ? logTickLabels(c.quantity, splits) : tickLabels(c.quantity, splits)),
+        // A log axis keeps uPlot's decade splits.
+        ...(c.log ? { values: (_u: uPlot, splits: number[]) => logTickLabels(c.quantity, splits) } : niceAxis(c.quantity, false)),
       },
     ],
     hooks: {

@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import type { AlignedData, Options } from 'uplot';
+import { niceAxis } from '../charts/plotOptions';
 
 export interface OverlaySeries {
   /** Unique per series (the run id); labels (run names) may repeat. */
@@ -38,8 +39,8 @@ export function OverlayChart({ title, testId, series, xLabel, yLabel }: { title:
       cursor: { drag: { x: false, y: false } },
       scales: { x: { time: false } },
       axes: [
-        { ...AXIS, label: xLabel, labelSize: 18, size: 36 },
-        { ...AXIS, label: yLabel, labelSize: 18, size: 56 },
+        { ...AXIS, label: xLabel, labelSize: 18, size: 36, ...niceAxis('number', true, true) },
+        { ...AXIS, label: yLabel, labelSize: 18, size: 56, ...niceAxis('number', false) },
       ],
       series: [{ label: xLabel }, ...series.map((s) => ({ label: s.label, stroke: s.color, width: 2, spanGaps: true }))],
     };
