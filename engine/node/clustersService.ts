@@ -13,7 +13,7 @@ import type { StudioApi } from '../protocol/studioApi.js';
 import { ClusterTests } from './hosts/clusterTests.js';
 import { loadClusterProfile } from './hosts/clusterProfile.js';
 import { editHost, removeCluster, removeHost, renameCluster } from './hosts/clusterEdits.js';
-import { clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
+import { clusterSettingsOf, clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
 import { hopLabel, hostsFromSpecs } from './hosts/hostSpecs.js';
 import { importSshConfig } from './hosts/sshConfigImport.js';
 
@@ -37,6 +37,7 @@ function listing(): ClusterListing {
         name: c.name,
         hosts: c.hosts.map((h) => ({ alias: h.alias, user: h.user, address: h.address, port: h.port, identityFiles: h.identityFiles, useAgent: h.useAgent, jump: h.jump.map(hopLabel) })),
         ...(links ? { links } : {}),
+        ...(Object.keys(clusterSettingsOf(c)).length ? { settings: clusterSettingsOf(c) } : {}),
       };
     }),
   };
@@ -65,7 +66,7 @@ export function clustersService(): ClustersApi & { close(): void } {
     async addClusterHosts(request) {
       const r = parse(AddHostsRequestSchema, request, 'add-hosts request');
       const existing = findCluster(r.cluster)?.hosts ?? [];
-      saveClusterHosts(r.cluster, hostsFromSpecs(r.hosts, { identityFile: r.identityFile, jump: r.jump, existing }));
+      saveClusterHosts(r.cluster, hostsFromSpecs(r.hosts, { identityFile: r.identityFile, jump: r.jump, existing }), clusterSettingsOf(r));
       return listing();
     },
     async importClusterHosts(request) {

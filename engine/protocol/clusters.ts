@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ClusterLinkProfile } from '../cluster/linkProfile.js';
+import { ClusterSettingsSchema, type ClusterSettings } from './clusterSettings.js';
 
 /**
  * The studio's Cluster view over the API: SSH clusters as stored in clusters.json, adding and importing
@@ -54,6 +55,8 @@ export const AddHostsRequestSchema = z.object({
   identityFile: z.string().trim().min(1).max(1000, 'a key path is at most 1,000 characters').optional(),
   /** Jump hosts, `user@bastion[:port]`, comma-separated for a chain. */
   jump: JumpSchema.optional(),
+  /** The cluster's remote directory, setup commands and env (replacing, as `shoal cluster add` does). */
+  ...ClusterSettingsSchema.shape,
 });
 export type AddHostsRequest = z.infer<typeof AddHostsRequestSchema>;
 
@@ -106,7 +109,7 @@ export interface ClusterListing {
   /** Where clusters are stored (clusters.json in the user's config directory). */
   file: string;
   /** `links`: the bandwidth and latency matrix the cluster's last link survey stored, when there is one. */
-  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile }>;
+  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile; settings?: ClusterSettings }>;
 }
 
 export type PreflightStatus = 'running' | 'ok' | 'warn' | 'fail' | 'skipped';

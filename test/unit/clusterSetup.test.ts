@@ -83,3 +83,20 @@ describe('cluster settings', () => {
     expect(shareGroups(['a', 'b', 'c'], new Map([['c', ['a']]]))).toEqual([['a', 'c'], ['b']]);
   });
 });
+
+describe('the studio API stores and lists cluster settings', () => {
+  test('add hosts with a remote dir, setup and env; a bad remote dir is refused naming the field', async () => {
+    const { useTempHome } = await import('../support/homes.js');
+    const { clustersService } = await import('../../engine/node/clustersService.js');
+    const env = useTempHome();
+    const api = clustersService();
+    try {
+      const listed = await api.addClusterHosts({ cluster: 'nfs', hosts: ['alice@10.0.0.5'], remoteDir: '/scratch/alice/shoal', setup: ['module load cuda'], env: { OMP_NUM_THREADS: '4' } });
+      expect(listed.clusters.find((c) => c.name === 'nfs')?.settings).toEqual({ remoteDir: '/scratch/alice/shoal', setup: ['module load cuda'], env: { OMP_NUM_THREADS: '4' } });
+      await expect(api.addClusterHosts({ cluster: 'nfs', hosts: ['alice@10.0.0.6'], remoteDir: 'relative/dir' })).rejects.toThrow(/remoteDir: the remote directory must start with ~\//);
+    } finally {
+      api.close();
+      env.restore();
+    }
+  });
+});
