@@ -39,7 +39,8 @@ export function runClusterEdit(sub: 'rename' | 'remove' | 'edit', args: string[]
   if (!values.address) throw new UsageError('Give the host\'s address: --address user@address[:port] (its current one to keep it).');
   // The same checks, and messages, as the studio's form.
   const parsed = EditHostRequestSchema.safeParse({ cluster: name, host: values.host, address: values.address, identityFile: values.identity, jump: values.jump });
-  if (!parsed.success) throw new UsageError(parsed.error.issues.map((i) => `--${String(i.path[0] === 'identityFile' ? 'identity' : i.path[0])}: ${i.message}`).join('; '));
+  // A bad value, not a bad command line: said alone (exit 1), without the usage.
+  if (!parsed.success) throw new Error(parsed.error.issues.map((i) => `--${String(i.path[0] === 'identityFile' ? 'identity' : i.path[0])}: ${i.message}`).join('; '));
   const host = editHost(name, values.host, { address: parsed.data.address, identityFile: parsed.data.identityFile, jump: parsed.data.jump });
   const via = host.jump.length ? ` via ${host.jump.map((j) => `${j.user}@${endpointLabel(j)}`).join(' → ')}` : '';
   io.out(`Host ${host.alias} of ${name}: ${host.user}@${endpointLabel(host)}${via}${host.identityFiles.length ? `, key ${host.identityFiles.join(', ')}` : ', ssh-agent / default keys'}. Check it with: shoal cluster test ${name}\n`);
