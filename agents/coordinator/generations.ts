@@ -8,7 +8,7 @@ import { isHeldState, lostHolders, sourcesForStage, type HeldState } from './hel
 import type { JobCheckpoints } from './jobCheckpoints.js';
 import { stateForStages, type JobState } from './jobState.js';
 import { syncClocks, type ClockEstimate } from './measurements.js';
-import type { Member } from './membership.js';
+import { describeMember, type Member } from './membership.js';
 import type { TrainingContext, TrainingRun } from './trainingRun.js';
 
 /** A live agent outside the generation, as the membership event lists it. */
@@ -87,6 +87,10 @@ export class Generations {
     for (const m of options.exclude ?? []) this.released.add(m);
     for (;;) {
       const team = job.membership.alive().filter((m) => !options.exclude?.has(m));
+      if (team.length === 0) {
+        const gone = job.membership.members.filter((m) => m.lost).map((m) => `${describeMember(m)} ${m.lost}`);
+        throw new Error(`No live agent is left to go on with (${reason}): ${gone.join('; ') || 'none joined'}.`);
+      }
       const { plan, waitingReason } = given ? { plan: given, waitingReason: 'the plan the job started with uses fewer agents; they take part when the team changes' } : planTeam(job.plan, config.model, team.length);
       const members = team.slice(0, agentsNeeded(plan));
       const waiting = team.slice(members.length).map((m) => ({ host: m.host, pid: m.pid, reason: waitingReason ?? '' }));

@@ -41,6 +41,9 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 type Membership = Extract<JobEvent, { type: 'membership' }>;
 
+/** A resize's outcome, handled at once (the job runs on while the test waits): 'applied' or the error's message. */
+const outcome = (resize: Promise<void>) => resize.then(() => 'applied', (err: Error) => err.message);
+
 /** Run `plan` for K steps on `agents`; `during` sees every event and may act on the job. */
 async function run(tag: string, plan: Plan, agents: number, during: (e: JobEvent, job: LocalJob, events: JobEvent[]) => void, extra: Partial<ConstructorParameters<typeof LocalJob>[0]> = {}) {
   const events: JobEvent[] = [];
@@ -108,12 +111,12 @@ describe('every elastic move keeps every live agent busy', () => {
   for (const add of [1, 2]) {
     it(`adds ${add} agent(s) to a pp2-dp1 job: the resize resolves once all ${2 + add} train, and the parameters match`, async () => {
       const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { optimizer: sgd }), virtualNodes: { total: 4 } };
-      let resized: Promise<void> | undefined;
+      let resized: Promise<string> | undefined;
       // Asked early, every agent three times slower (sleeping), so the new agents join well before the end.
       const { events, params } = await run(`add-${add}-pp2-dp1`, plan, 2, (e, job) => {
-        if (!resized && e.type === 'step' && e.step === 1) resized = job.resize({ add });
+        if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add }));
       }, { agentSlowdowns: [3, 3, 3, 3], rebalance: false });
-      await expect(resized).resolves.toBeUndefined();
+      expect(await resized).toBe('applied');
       expect(events.at(-1)?.type).toBe('final');
       expectEveryStepOnce(events);
       const changes = generations(events);
@@ -124,13 +127,28 @@ describe('every elastic move keeps every live agent busy', () => {
     }, JOB_TIMEOUT_MS);
   }
 
+  it('a resize that leaves agents waiting fails with the reason, and the agents that fit train', async () => {
+    // One virtual node: one replica only, of at most 4 stages (the mlp's layers); 2 + 3 agents cannot all train.
+    const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { optimizer: sgd }), virtualNodes: { total: 1 } };
+    let resized: Promise<string> | undefined;
+    const { events } = await run('add-too-many', plan, 2, (e, job) => {
+      if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add: 3 }));
+    }, { agentSlowdowns: [3, 3, 3, 3, 3], rebalance: false });
+    expect(await resized).toMatch(/applied the resize in generation 2 with 4 agent\(s\) training, but 1 wait \(.*\): no layout of the job uses all 5 agents .*at most 1, one per virtual node.*virtualNodes\.total/);
+    expect(events.at(-1)?.type).toBe('final');
+    const changes = generations(events);
+    expect(changes.map((g) => g.agents.length)).toEqual([2, 4]);
+    expect(changes[1].waiting).toHaveLength(1);
+    expect(new Set(changes[1].agents.map((a) => a.stage)).size).toBe(4);
+  }, JOB_TIMEOUT_MS);
+
   it('adds one agent to a dp3 job: four replicas share the eight virtual nodes, and the parameters match', async () => {
     const plan: Plan = { ...presetPlan(model, 'pp1-dp3', { optimizer: sgd }), virtualNodes: { total: 8 } };
-    let resized: Promise<void> | undefined;
+    let resized: Promise<string> | undefined;
     const { events, params } = await run('add-dp3', plan, 3, (e, job) => {
-      if (!resized && e.type === 'step' && e.step === 1) resized = job.resize({ add: 1 });
+      if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add: 1 }));
     }, { agentSlowdowns: [3, 3, 3, 3], rebalance: false });
-    await expect(resized).resolves.toBeUndefined();
+    expect(await resized).toBe('applied');
     expect(events.at(-1)?.type).toBe('final');
     expectEveryStepOnce(events);
     const changes = generations(events);
