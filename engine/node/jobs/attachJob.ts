@@ -2,6 +2,7 @@ import { JobEventSchema, type JobEvent } from '../../protocol/events.js';
 import type { Launcher } from '../deploy/launcher.js';
 import type { DeployRecord } from './deployRecord.js';
 import { followEvents } from './jobControl.js';
+import { remoteRunDir } from '../deploy/remotePaths.js';
 
 export interface AttachResult {
   /** Whether the coordinator was running and the events came live (else from the head host's history file). */
@@ -51,7 +52,8 @@ export async function attachJob(launcher: Launcher, record: DeployRecord, onEven
   // From the history file, skipping what already came live.
   const text = await launcher.readJobFile(record.head, record.jobId, 'run', 'events.jsonl');
   if (text === undefined && liveError) throw liveError;
-  if (text === undefined) throw new Error(`Job ${record.jobId} has no event history on ${record.head} (~/.shoal/runs/${record.jobId}/events.jsonl): its coordinator may not have started. Look at ~/.shoal/runs/${record.jobId}/coordinator.log there.`);
+  const runs = remoteRunDir(record.jobId, record.settings?.remoteDir);
+  if (text === undefined) throw new Error(`Job ${record.jobId} has no event history on ${record.head} (${runs}/events.jsonl): its coordinator may not have started. Look at ${runs}/coordinator.log there.`);
   const lines = text.split('\n').filter((l) => l.trim());
   for (const line of lines.slice(delivered)) {
     const parsed = JobEventSchema.safeParse(safeJson(line));
