@@ -202,6 +202,35 @@ test('splitters keep their size across a reload; menus and the shortcut sheet cl
   await page.getByTestId('epochs-input').press('?');
   await expect(sheet).toHaveCount(0);
 
+  // Button states read differently in both themes: the primary button keeps its colour on hover
+  // (not a grey that reads as disabled), keyboard focus draws an outline, disabled is neither.
+  const train = page.getByTestId('train-button');
+  const look = (el: Element) => {
+    const style = getComputedStyle(el);
+    return { bg: style.backgroundColor, outline: style.outlineStyle, border: style.borderStyle };
+  };
+  const saturated = (rgb: string) => {
+    const [r, g, b] = (rgb.match(/\d+/g) ?? []).map(Number);
+    return Math.max(r, g, b) - Math.min(r, g, b) > 60;
+  };
+  for (const theme of THEMES) {
+    await setTheme(page, theme);
+    await page.mouse.move(0, 0);
+    const rest = await train.evaluate(look);
+    await train.hover();
+    const hover = await train.evaluate(look);
+    await page.mouse.move(0, 0);
+    const disabled = await page.getByTestId('stop-button').evaluate(look);
+    await train.focus();
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Tab');
+    const focused = await train.evaluate(look);
+    expect(saturated(rest.bg) && saturated(hover.bg), `${theme}: primary ${rest.bg} → hover ${hover.bg}`).toBe(true);
+    expect(hover.bg, theme).not.toBe(rest.bg);
+    expect([disabled.bg, disabled.border], theme).not.toEqual([hover.bg, hover.border]);
+    expect(focused.outline, theme).not.toBe('none');
+  }
+
   // A plan that needs more agents than this machine has cores: the fix says it oversubscribes them, and prices it.
   const cores = Number(/(\d+) cores/.exec((await page.locator('.header__right').textContent()) ?? '')?.[1]);
   if (cores < 4) {
