@@ -13,8 +13,8 @@ import { now } from './trainingRun.js';
  * recorded one, and one pipeline line per stage; the balancer learns the replicas' speeds from it.
  */
 export class StepMetrics {
-  /** When the job's first step started (for the final throughput). */
-  readonly started = now();
+  /** When the job's first step started (for the final throughput); before a coordinator restart, when it may be. */
+  readonly started: number;
   private stepStart = now();
   private stepOrigin = clockMs();
 
@@ -23,7 +23,10 @@ export class StepMetrics {
     private readonly perEpoch: number,
     private readonly asynchronous: boolean,
     private readonly balancer: VirtualNodeBalancer,
-  ) {}
+    startedAt: number = now(),
+  ) {
+    this.started = startedAt;
+  }
 
   /** A synchronous step starts now (not before: the evaluation or checkpoint in between is not part of it). */
   begin(): void {

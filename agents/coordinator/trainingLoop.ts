@@ -12,6 +12,7 @@ import { rebalance } from './rebalance.js';
 import { recover } from './recovery.js';
 import { Resizes } from './resizes.js';
 import { StepMetrics } from './stepMetrics.js';
+import { runClockFrom } from './runClock.js';
 import { now, trainingRun, type JobContext, type TrainingRun } from './trainingRun.js';
 
 /** coordinator.ts queues resize requests for the loop. */
@@ -53,7 +54,9 @@ export async function runTraining(job: JobContext): Promise<void> {
   // or recovered between steps (no single state describes its applied updates).
   const asynchronous = !scheduleTraits(job.plan.schedule).stepBarrier;
   const balancer = new VirtualNodeBalancer();
-  const metrics = new StepMetrics(log, perEpoch, asynchronous, balancer);
+  // After a coordinator restart the clock goes on from the first coordinator's start (runClock.ts).
+  const clock = runClockFrom(log.events);
+  const metrics = new StepMetrics(log, perEpoch, asynchronous, balancer, clock?.startedAt);
   const record = (at: number, replies: Message[]) => metrics.record(generations.gen, generations.clocks, at, replies);
   /** Evaluation and checkpoint after step `at` when they are due (always after the last). */
   const boundary = async (at: number) => {
@@ -105,7 +108,7 @@ export async function runTraining(job: JobContext): Promise<void> {
     }
   }
   const seconds = (now() - metrics.started) / 1000;
-  const stepsRun = config.steps - firstStep;
+  const stepsRun = config.steps - (clock?.firstStep ?? firstStep);
   // The final event is the last line of `shoal train --json`: status first, then the result.
   log.emit({ type: 'status', state: 'finished', time: now() });
   log.emit({

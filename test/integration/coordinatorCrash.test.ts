@@ -82,6 +82,12 @@ describe('a crashed coordinator', () => {
     expect(new Set(steps)).toEqual(new Set(Array.from({ length: K }, (_, i) => i)));
     expect(steps.slice(-(K - 8))).toEqual(Array.from({ length: K - 8 }, (_, i) => 8 + i));
     expect(events.at(-1)?.type === 'final' || events.some((e) => e.type === 'final')).toBe(true);
+    // The job's clock goes on across the restart: elapsed time and the final seconds include the time before it.
+    const restartAt = events.indexOf(restart!);
+    const beforeCrash = Math.max(...events.slice(0, restartAt).flatMap((e) => (e.type === 'step' ? [e.elapsedMs] : [])));
+    const firstAfter = events.slice(restartAt).find((e) => e.type === 'step') as Extract<JobEvent, { type: 'step' }>;
+    expect(firstAfter.elapsedMs).toBeGreaterThan(beforeCrash);
+    expect((events.find((e) => e.type === 'final') as Extract<JobEvent, { type: 'final' }>).seconds * 1000).toBeGreaterThan(beforeCrash);
     const params = readParams(join(dir, 'checkpoints'));
     for (const [name, values] of uninterrupted) expect(maxRelativeError(params.get(name)!, values), name).toBeLessThanOrEqual(1e-6);
     // The history on disk reads as one run: the re-run steps replace the ones before the crash.

@@ -61,7 +61,7 @@ test('a running job: attach --no-follow prints the history so far and exits; Ctr
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   for (let i = 0; i < 1200 && !/^step \d+/m.test(out); i++) await sleep(100);
   child.kill('SIGINT');
-  expect(await exited).toBe(130);
+  expect(await exited, err).toBe(130);
   expect(err).toContain(`detached from job ${id}; it keeps running. Re-attach with \`shoal attach ${id}\``);
   expect(await stateOf(id)).toBe('running');
 

@@ -8,6 +8,8 @@ import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { followEvents, type CoordinatorAddress } from './jobControl.js';
 import { resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
+import { runInputs } from './runInputs.js';
+import type { Payload } from '../deploy/uploadPayload.js';
 
 /** Agents to add on one host: a host of the job's cluster (or any stored cluster) by alias. */
 export interface HostAgents {
@@ -67,7 +69,8 @@ export async function resizeDeployedJob(
   try {
     const coordinator = (at = await coordinatorAddress(launcher, record));
     const targets = expandTargets(launcher, record, request.add);
-    if (targets.length) await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}));
+    // A new host needs the job's model and data too (a user's model file, an uploaded dataset).
+    if (targets.length) await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}), record.launcher === 'local' ? null : runInputs(runDir));
 
     const id = record.jobId;
     let latest: MembershipEvent | undefined;
@@ -133,10 +136,10 @@ function expandTargets(launcher: Launcher, record: DeployRecord, add: HostAgents
 }
 
 /** Prepare the launcher's hosts, reporting those that get agents; one of them that cannot be prepared stops the resize before it is asked. */
-async function prepareTargets(launcher: Launcher, targets: Set<string>, onPrepare: (e: PrepareEvent) => void): Promise<void> {
+async function prepareTargets(launcher: Launcher, targets: Set<string>, onPrepare: (e: PrepareEvent) => void, inputs: Payload | null): Promise<void> {
   const prepared = await launcher.prepare((e: PrepareEvent) => {
     if (targets.has(e.target)) onPrepare(e);
-  });
+  }, inputs ?? undefined);
   const failed = prepared.filter((p) => targets.has(p.target) && !p.ok);
   if (failed.length) throw new Error(`The resize was not requested: ${failed.map((f) => f.error).join('; ')}`);
 }

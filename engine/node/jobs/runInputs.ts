@@ -1,0 +1,19 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { jobInputs, type JobInputs } from '../deploy/jobInputs.js';
+import { loadModel } from '../modelRef.js';
+import type { RunRecord } from './runStore.js';
+
+/**
+ * The model and data a deployed job was started with (its job.json here), as the payload a host that
+ * joins it later needs in ~/.shoal/inputs/<hash>/ — the built-in models' MNIST digits travel with the
+ * agent, so those jobs have none. The files are read where they were at deploy; changed since, they
+ * hash differently, and the new host gets what is here now (the job's own hosts keep theirs).
+ */
+export function runInputs(runDir: string): JobInputs | null {
+  const file = join(runDir, 'job.json');
+  if (!existsSync(file)) return null;
+  const record = JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
+  if (!record.training) return null;
+  return jobInputs(loadModel(record.model), record.training);
+}
