@@ -94,14 +94,14 @@ interface Open {
 
 const layoutOf = (page: Page) =>
   page.evaluate(() => {
-    const el = document.querySelector('[data-testid="graph"]');
+    const el = document.querySelector('section[data-testid="graph"]');
     return { ms: Number(el?.getAttribute('data-layout-ms')), nodes: Number(el?.getAttribute('data-layout-nodes')) };
   });
 
 /** Open the model through the file input (it opens folded), then show every layer; the studio's layout times. */
 async function openModel(page: Page, run: number): Promise<Open> {
   const name = `synthetic-${LAYERS}-run${run}.json`;
-  const graph = page.getByTestId('graph');
+  const graph = page.locator('section[data-testid="graph"]');
   await page.getByTestId('model-file-input').setInputFiles({ name, mimeType: 'application/json', buffer: Buffer.from(syntheticKerasModel(LAYERS)) });
   await page.getByTestId('imported-model').waitFor();
   await graph.locator('[data-testid="graph-block"]').first().waitFor({ timeout: 120_000 });
@@ -110,7 +110,7 @@ async function openModel(page: Page, run: number): Promise<Open> {
   await page.getByTestId('graph-fold').click();
   await page.waitForFunction(
     ([layers]) => {
-      const el = document.querySelector('[data-testid="graph"]');
+      const el = document.querySelector('section[data-testid="graph"]');
       return Number(el?.getAttribute('data-layout-nodes')) === layers && !!el?.querySelector('[data-layer="logits"], [data-layer="dense_1"]');
     },
     [LAYERS],
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
     const framesAll = await measureFrames(page);
     console.log(`  frames, every layer drawn: ${framesAll.length} while panning and zooming`);
     await page.getByTestId('graph-fold').click();
-    await page.getByTestId('graph').locator('[data-testid="graph-block"]').first().waitFor();
+    await page.locator('section[data-testid="graph"]').locator('[data-testid="graph-block"]').first().waitFor();
     await page.waitForTimeout(500);
     const frames = await measureFrames(page);
     console.log(`  frames, folded (the default view): ${frames.length} while panning and zooming`);
