@@ -50,12 +50,16 @@ export interface FaultRun {
   other?: FaultRun;
 }
 
+let latest: FaultRun | undefined;
+/** The run started last (a test that timed out says what it had heard so far). */
+export const latestRun = () => latest;
+
 /** Sees each event of a job; `inject(fault)` does the fault now and notes when (the first one's time is kept). */
 export type Injector = (e: JobEvent, job: LocalJob, run: FaultRun, inject: (fault: () => void) => void) => void;
 
 /** Run a LocalJob for STEPS steps in `dir`; `during` sees every event and injects the faults. */
 export async function runLocal(dir: string, plan: Plan, agents: number, during: Injector = () => {}, extra: Partial<LocalJobOptions> = {}): Promise<FaultRun> {
-  const run: FaultRun = { events: [], times: [], dir };
+  const run: FaultRun = (latest = { events: [], times: [], dir });
   const inject = (fault: () => void) => {
     run.faultAt ??= performance.now();
     fault();
@@ -122,7 +126,7 @@ const repo = fileURLToPath(new URL('../..', import.meta.url));
 /** Start the real CLI: `node bin/shoal.cjs <args> --json`, with its own SHOAL_DATA_DIR. */
 export function startShoal(args: string[], dataDir: string, dir: string): ShoalProcess {
   const child = spawn(process.execPath, [join(repo, 'bin', 'shoal.cjs'), ...args, '--json'], { cwd: repo, env: { ...process.env, SHOAL_DATA_DIR: dataDir } });
-  const run: FaultRun = { events: [], times: [], dir, stderr: '', pid: child.pid };
+  const run: FaultRun = (latest = { events: [], times: [], dir, stderr: '', pid: child.pid });
   const waiters = new Set<{ predicate: (e: JobEvent) => boolean; resolve: (e: JobEvent) => void; reject: (err: Error) => void }>();
   let partial = '';
   child.stdout.on('data', (d: Buffer) => {
