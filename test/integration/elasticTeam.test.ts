@@ -22,19 +22,29 @@ import { maxRelativeError, readParams } from './paramsFile.js';
  * equal an uninterrupted run's; a resize resolves only once its agents train.
  */
 const K = 10;
+/**
+ * Resizes are asked at step 1 and must be applied before the last step: a longer job, whose first
+ * agents behave like devices ten times slower (sleeping, so load does not change the margin), so the
+ * added agents' start-up never races the end of the job.
+ */
+const K_RESIZE = 30;
+const SLOW = [10, 10, 10, 1, 1, 1];
 /** Real agent processes on a shared 2-core machine: a job with a resize takes minutes under load. */
 const JOB_TIMEOUT_MS = 480_000;
 const model = zooModel('mlp');
 const sgd: OptimizerConfig = { kind: 'sgd', learningRate: 0.05, momentum: 0.9 };
 let root: string;
-let reference: Map<string, Float32Array>;
+/** Parameters of an uninterrupted single-process run, after K and after K_RESIZE steps. */
+const reference = new Map<number, Map<string, Float32Array>>();
 
 beforeAll(async () => {
   await selectBackend();
   root = mkdtempSync(join(tmpdir(), 'shoal-elastic-team-'));
   const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
-  for (let i = 0; i < K; i++) trainer.trainStep();
-  reference = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
+  for (let i = 1; i <= K_RESIZE; i++) {
+    trainer.trainStep();
+    if (i === K || i === K_RESIZE) reference.set(i, new Map(trainer.module.paramSpecs.map((spec, p) => [spec.name, (trainer.module.params[p].dataSync() as Float32Array).slice()])));
+  }
   trainer.dispose();
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -48,7 +58,8 @@ const outcome = (resize: Promise<void>) => resize.then(() => 'applied', (err: Er
 async function run(tag: string, plan: Plan, agents: number, during: (e: JobEvent, job: LocalJob, events: JobEvent[]) => void, extra: Partial<ConstructorParameters<typeof LocalJob>[0]> = {}) {
   const events: JobEvent[] = [];
   const dir = join(root, tag);
-  const job: LocalJob = new LocalJob({ model, plan, agents, steps: K, runDir: dir, evalEverySteps: K, profile: false, timelineEverySteps: 0, ...extra, onEvent: (e) => {
+  const steps = extra.steps ?? K;
+  const job: LocalJob = new LocalJob({ model, plan, agents, steps, runDir: dir, evalEverySteps: steps, profile: false, timelineEverySteps: 0, ...extra, onEvent: (e) => {
     events.push(e);
     during(e, job, events);
   } });
@@ -65,12 +76,12 @@ const pidOf = (events: JobEvent[], rank: number) => {
 /** Membership changes, not re-balances of the virtual nodes (noisy speeds on a busy machine may cause those). */
 const generations = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'membership' && !/rebalance/.test(e.reason) ? [e] : []));
 
-function expectExact(got: Map<string, Float32Array>): void {
-  for (const [name, values] of reference) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
+function expectExact(got: Map<string, Float32Array>, steps = K): void {
+  for (const [name, values] of reference.get(steps)!) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);
 }
 
-function expectEveryStepOnce(events: JobEvent[]): void {
-  expect(events.filter((e) => e.type === 'step').map((e) => e.type === 'step' && e.step)).toEqual(Array.from({ length: K }, (_, i) => i));
+function expectEveryStepOnce(events: JobEvent[], steps = K): void {
+  expect(events.filter((e) => e.type === 'step').map((e) => e.type === 'step' && e.step)).toEqual(Array.from({ length: steps }, (_, i) => i));
 }
 
 /**
@@ -112,18 +123,17 @@ describe('every elastic move keeps every live agent busy', () => {
     it(`adds ${add} agent(s) to a pp2-dp1 job: the resize resolves once all ${2 + add} train, and the parameters match`, async () => {
       const plan: Plan = { ...presetPlan(model, 'pp2-dp1', { optimizer: sgd }), virtualNodes: { total: 4 } };
       let resized: Promise<string> | undefined;
-      // Asked early, every agent three times slower (sleeping), so the new agents join well before the end.
       const { events, params } = await run(`add-${add}-pp2-dp1`, plan, 2, (e, job) => {
         if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add }));
-      }, { agentSlowdowns: [3, 3, 3, 3], rebalance: false });
+      }, { agentSlowdowns: SLOW, rebalance: false, steps: K_RESIZE });
       expect(await resized).toBe('applied');
       expect(events.at(-1)?.type).toBe('final');
-      expectEveryStepOnce(events);
+      expectEveryStepOnce(events, K_RESIZE);
       const changes = generations(events);
       expect(changes.map((g) => g.agents.length)).toEqual([2, 2 + add]);
       expect(changes[1].requestId).toBeDefined();
       expectTeamOf(changes[1], plan, 2 + add);
-      expectExact(params);
+      expectExact(params, K_RESIZE);
     }, JOB_TIMEOUT_MS);
   }
 
@@ -133,7 +143,7 @@ describe('every elastic move keeps every live agent busy', () => {
     let resized: Promise<string> | undefined;
     const { events } = await run('add-too-many', plan, 2, (e, job) => {
       if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add: 3 }));
-    }, { agentSlowdowns: [3, 3, 3, 3, 3], rebalance: false });
+    }, { agentSlowdowns: SLOW, rebalance: false, steps: K_RESIZE });
     expect(await resized).toMatch(/applied the resize in generation 2 with 4 agent\(s\) training, but 1 wait \(.*\): no layout of the job uses all 5 agents .*at most 1, one per virtual node.*virtualNodes\.total/);
     expect(events.at(-1)?.type).toBe('final');
     const changes = generations(events);
@@ -147,15 +157,15 @@ describe('every elastic move keeps every live agent busy', () => {
     let resized: Promise<string> | undefined;
     const { events, params } = await run('add-dp3', plan, 3, (e, job) => {
       if (!resized && e.type === 'step' && e.step === 1) resized = outcome(job.resize({ add: 1 }));
-    }, { agentSlowdowns: [3, 3, 3, 3], rebalance: false });
+    }, { agentSlowdowns: SLOW, rebalance: false, steps: K_RESIZE });
     expect(await resized).toBe('applied');
     expect(events.at(-1)?.type).toBe('final');
-    expectEveryStepOnce(events);
+    expectEveryStepOnce(events, K_RESIZE);
     const changes = generations(events);
     expect(changes.map((g) => g.agents.length)).toEqual([3, 4]);
     expectTeamOf(changes[1], plan, 4);
     expect(changes[0].agents.map((a) => a.virtualNodes)).toEqual([3, 3, 2]);
     expect(changes[1].agents.map((a) => a.virtualNodes)).toEqual([2, 2, 2, 2]);
-    expectExact(params);
+    expectExact(params, K_RESIZE);
   }, JOB_TIMEOUT_MS);
 });
