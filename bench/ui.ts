@@ -213,31 +213,31 @@ async function referenceLayout(layers: number, runs: number): Promise<number[]> 
 async function referenceFrames(page: Page, count: number): Promise<number[]> {
   await page.setContent(`<!doctype html><html><body style="margin:0;overflow:hidden;font:13px sans-serif">
     <div id="pane" style="position:absolute;inset:0;overflow:hidden;background:#f4f6f8"><div id="view" style="position:absolute;left:0;top:0;transform-origin:0 0"></div></div></body></html>`);
-  await page.evaluate(
-    ([n, w, h]) => {
-      const view = document.getElementById('view')!;
-      const html: string[] = [];
-      for (let i = 0; i < n; i++) html.push(`<div style="position:absolute;left:300px;top:${i * (h + 36)}px;width:${w}px;height:${h}px;box-sizing:border-box;border:1px solid #ccd;border-left:4px solid #4cc9f0;border-radius:6px;background:#fff;padding:8px 10px"><b>dense_${i}</b><div>dense 64 units · linear</div><div>→ 64 · 4,160 params</div></div>`);
-      view.innerHTML = html.join('');
-      const state = { x: 0, y: 0, zoom: 0.5, drag: undefined as undefined | { x: number; y: number } };
-      const apply = () => (view.style.transform = `translate(${state.x}px,${state.y}px) scale(${state.zoom})`);
+  // A string, not a function: tsx would wrap the inner functions in a helper the page lacks.
+  await page.evaluate(`(() => {
+    const [n, w, h] = [${count}, ${NODE_WIDTH}, ${NODE_HEIGHT}];
+    const view = document.getElementById('view');
+    const html = [];
+    for (let i = 0; i < n; i++) html.push('<div style="position:absolute;left:300px;top:' + i * (h + 36) + 'px;width:' + w + 'px;height:' + h + 'px;box-sizing:border-box;border:1px solid #ccd;border-left:4px solid #4cc9f0;border-radius:6px;background:#fff;padding:8px 10px"><b>dense_' + i + '</b><div>dense 64 units · linear</div><div>→ 64 · 4,160 params</div></div>');
+    view.innerHTML = html.join('');
+    const state = { x: 0, y: 0, zoom: 0.5, drag: undefined };
+    const apply = () => (view.style.transform = 'translate(' + state.x + 'px,' + state.y + 'px) scale(' + state.zoom + ')');
+    apply();
+    const pane = document.getElementById('pane');
+    pane.addEventListener('pointerdown', (e) => (state.drag = { x: e.clientX, y: e.clientY }));
+    pane.addEventListener('pointerup', () => (state.drag = undefined));
+    pane.addEventListener('pointermove', (e) => {
+      if (!state.drag) return;
+      state.x += e.clientX - state.drag.x;
+      state.y += e.clientY - state.drag.y;
+      state.drag = { x: e.clientX, y: e.clientY };
       apply();
-      const pane = document.getElementById('pane')!;
-      pane.addEventListener('pointerdown', (e) => (state.drag = { x: e.clientX, y: e.clientY }));
-      pane.addEventListener('pointerup', () => (state.drag = undefined));
-      pane.addEventListener('pointermove', (e) => {
-        if (!state.drag) return;
-        [state.x, state.y] = [state.x + e.clientX - state.drag.x, state.y + e.clientY - state.drag.y];
-        state.drag = { x: e.clientX, y: e.clientY };
-        apply();
-      });
-      pane.addEventListener('wheel', (e) => {
-        state.zoom *= Math.pow(2, -e.deltaY * 0.002);
-        apply();
-      });
-    },
-    [count, NODE_WIDTH, NODE_HEIGHT] as const,
-  );
+    });
+    pane.addEventListener('wheel', (e) => {
+      state.zoom *= Math.pow(2, -e.deltaY * 0.002);
+      apply();
+    });
+  })()`);
   await page.waitForTimeout(500);
   return measureFrames(page, '#pane');
 }
