@@ -26,7 +26,7 @@ function writeRun(id: string, extra: object = {}, final = true): string {
   mkdirSync(join(dir, 'checkpoints'), { recursive: true });
   const dataset = { name: 'iris', description: 'csv iris.csv', checksum: 'ab'.repeat(32), checksumOf: 'x', trainSamples: 120, validationSamples: 30 };
   writeFileSync(join(dir, 'job.json'), JSON.stringify({ jobId: id, createdAt: '2026-01-02T00:00:00.000Z', model: 'mlp', plan: presetPlan(loadModel('mlp'), 'pp1-dp1'), agents: 1, steps: 4, dataset, ...extra }));
-  const events = [step(0), step(1), step(2), step(3), { type: 'eval', step: 4, epoch: 1, validationLoss: 0.5, validationAccuracy: 0.8, metrics: { accuracy: 0.8, top5: 0.99 } }];
+  const events: object[] = [step(0), step(1), step(2), step(3), { type: 'eval', step: 4, epoch: 1, validationLoss: 0.5, validationAccuracy: 0.8, metrics: { accuracy: 0.8, top5: 0.99 } }];
   if (final) events.push({ type: 'final', final: true, validationLoss: 0.5, validationAccuracy: 0.8, metrics: { accuracy: 0.8, top5: 0.99 }, steps: 4, epochs: 1, seconds: 1.5, samplesPerSec: 100, backends: ['wasm'] });
   writeFileSync(join(dir, 'events.jsonl'), events.map((e) => JSON.stringify(e)).join('\n') + '\n');
   return dir;
