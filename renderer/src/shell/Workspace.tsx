@@ -31,19 +31,19 @@ export function Workspace({ graph, lower, side }: { graph: ReactNode; lower: Rea
       defaultLayout={columns.defaultLayout}
       onLayoutChanged={columns.onLayoutChanged}
     >
-      <Panel id="main" minSize="50%" className="workspace__main-pane">
+      <Panel id="main-pane" minSize="50%" className="workspace__main-pane">
         <Group orientation="vertical" id="workspace-rows" className="workspace__main" defaultLayout={rows.defaultLayout} onLayoutChanged={rows.onLayoutChanged}>
-          <Panel id="graph" minSize="52vh" defaultSize="66%" className="workspace__pane workspace__pane--graph">
+          <Panel id="graph-pane" minSize="52vh" defaultSize="66%" className="workspace__pane workspace__pane--graph">
             {graph}
           </Panel>
           <Separator className="splitter splitter--rows" data-testid="splitter-rows" aria-label="Resize the graph and the lower pane" />
-          <Panel id="lower" minSize="96px" className="workspace__pane workspace__pane--lower">
+          <Panel id="lower-pane" minSize="96px" className="workspace__pane workspace__pane--lower">
             {lower}
           </Panel>
         </Group>
       </Panel>
       <Separator className="splitter splitter--columns" data-testid="splitter-columns" aria-label="Resize the side column" />
-      <Panel id="side" defaultSize="380px" minSize="280px" maxSize="50%" groupResizeBehavior="preserve-pixel-size" className="workspace__pane workspace__pane--side">
+      <Panel id="side-pane" defaultSize="380px" minSize="280px" maxSize="50%" groupResizeBehavior="preserve-pixel-size" className="workspace__pane workspace__pane--side">
         <aside className="workspace__side" aria-label="Train, plan and log">
           {side}
         </aside>
