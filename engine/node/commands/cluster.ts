@@ -12,6 +12,7 @@ import { importSshConfig } from '../hosts/sshConfigImport.js';
 import { runClusterEdit } from './clusterEdit.js';
 import { runClusterTest } from './clusterTest.js';
 import { processIo, type CommandIo } from './commandIo.js';
+import { clusterName, UsageError } from './clusterUsage.js';
 
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
@@ -33,8 +34,6 @@ cluster may give only these. Setup commands and env are stored and shown in plai
 remove without --host removes the cluster and its measured links; with --host, those hosts only.
 edit changes one host: --identity '' or --jump '' clears the key or the jump chain; left out, they are kept.
 `;
-
-export class UsageError extends Error {}
 
 /** `shoal cluster …`: returns the exit code (0 ok, 1 a host failed or bad input, 2 usage). */
 export async function runClusterCommand(args: string[], io: CommandIo = processIo): Promise<number> {
@@ -73,11 +72,6 @@ export async function runClusterCommand(args: string[], io: CommandIo = processI
   }
 }
 
-export function clusterName(name: string | undefined): string {
-  if (!name) throw new UsageError('A cluster name is required.');
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name)) throw new UsageError(`"${name}" is not a cluster name: use letters, digits, dot, dash and underscore.`);
-  return name;
-}
 
 function addCommand(args: string[], io: CommandIo): number {
   const { values, positionals } = parseArgs({

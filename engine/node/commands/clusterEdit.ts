@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { EditHostRequestSchema } from '../../protocol/clusters.js';
 import { editHost, removeCluster, removeHost, renameCluster } from '../hosts/clusterEdits.js';
 import { endpointLabel } from '../hosts/host.js';
-import { clusterName, UsageError } from './cluster.js';
+import { clusterName, UsageError } from './clusterUsage.js';
 import type { CommandIo } from './commandIo.js';
 
 /** `shoal cluster rename|remove|edit`: the same changes as the studio's Cluster view (hosts/clusterEdits.ts). */
