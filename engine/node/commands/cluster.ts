@@ -72,7 +72,6 @@ export async function runClusterCommand(args: string[], io: CommandIo = processI
   }
 }
 
-
 function addCommand(args: string[], io: CommandIo): number {
   const { values, positionals } = parseArgs({
     args,
