@@ -81,10 +81,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
       return { jobId: created.id };
     },
     async stopJob(jobId: string) {
-      const stopping = job(jobId);
-      // Stop saves a checkpoint first (a deployed job's stop() does so itself), as Ctrl-C in shoal train.
-      if (stopping instanceof LocalJob) await stopping.checkpointAndStop();
-      else await stopping.stop();
+      await job(jobId).stopWithCheckpoint();
     },
     async resizeJob(jobId: string, request) {
       const parsed = ResizeRequestSchema.safeParse(request);

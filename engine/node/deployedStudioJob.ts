@@ -143,6 +143,11 @@ export class DeployedStudioJob implements StudioJob {
     this.onEvent(event);
   }
 
+  /** A deployed job always stops as `shoal stop` does, with a checkpoint; closing the studio only detaches. */
+  stopWithCheckpoint(): Promise<void> {
+    return this.stop();
+  }
+
   /** Stop the job with a checkpoint (as `shoal stop`); errors name the hosts that could not be reached. */
   async stop(): Promise<void> {
     this.stopRequested = true;

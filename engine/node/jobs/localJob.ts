@@ -337,6 +337,10 @@ export class LocalJob implements StudioJob {
     return result;
   }
 
+  async stopWithCheckpoint(): Promise<void> {
+    await this.checkpointAndStop();
+  }
+
   /** Stop the job: every process of it is ended, the coordinator first. */
   async stop(): Promise<void> {
     if (this.ended) {

@@ -14,7 +14,10 @@ export interface StudioJob {
   readonly startedAt: number;
   /** Its run folder on this machine ('' until known). */
   readonly runDir: string;
+  /** End the job now: every process, no checkpoint (the studio closing, `shoal stop --now`). */
   stop(): Promise<void>;
+  /** The user's Stop: the coordinator saves a checkpoint, then the job ends (as Ctrl-C and `shoal stop`). */
+  stopWithCheckpoint(): Promise<void>;
   resize(request: ResizeRequest): Promise<void>;
   summary(): JobSummary;
 }

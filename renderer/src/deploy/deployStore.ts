@@ -1,7 +1,7 @@
 import { create } from 'zustand';
 import type { DeployedJobSummary, DeployStatus, DeployTarget } from '../../../engine/protocol/deploy';
 import { agentsNeeded } from '../../../engine/plan/plan';
-import { launchJob, showJobWithHistory, studioClient } from '../store/actions';
+import { launchJob, showJobWithHistory, stopTraining, studioClient } from '../store/actions';
 import { currentPlanState } from '../store/planState';
 import { dataRefOf } from '../store/dataChoice';
 import { useStudio } from '../store/studioStore';
@@ -147,15 +147,31 @@ export function dismissDeploy(): void {
 }
 
 /** Deployed jobs from the run folders, their state asked of their hosts (a few seconds for far hosts). */
+/** Numbers each listing: an answer that comes after a newer request's is stale and dropped. */
+let listings = 0;
+
 export async function refreshDeployedJobs(): Promise<void> {
   const client = studioClient();
   if (!client) return;
+  const mine = ++listings;
   useDeploy.setState({ loadingJobs: true });
   try {
-    useDeploy.setState({ jobs: await client.listDeployedJobs(), loadingJobs: false });
+    const jobs = await client.listDeployedJobs();
+    if (mine === listings) useDeploy.setState({ jobs, loadingJobs: false });
   } catch (error) {
-    useDeploy.setState({ error: errorText(error), loadingJobs: false });
+    if (mine === listings) useDeploy.setState({ error: errorText(error), loadingJobs: false });
   }
+}
+
+/**
+ * Stop the job on show. A deployed job's stop resolves once its processes are gone (the coordinator
+ * first saves a checkpoint), which is later than its `stopped` event: the list of deployed jobs is
+ * read again then, or it would go on saying "running".
+ */
+export async function stopShownJob(): Promise<void> {
+  const id = useStudio.getState().job?.id;
+  await stopTraining();
+  if (id !== undefined && useDeploy.getState().status?.jobId === id) await refreshDeployedJobs();
 }
 
 /** Follow a deployed job again and back-fill its whole history into the Monitor. */

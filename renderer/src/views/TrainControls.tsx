@@ -1,6 +1,7 @@
 import { DeployControls } from '../deploy/DeployControls';
 import { useModelFiles } from '../model/modelFiles';
-import { startTraining, stopTraining } from '../store/actions';
+import { stopShownJob } from '../deploy/deployStore';
+import { startTraining } from '../store/actions';
 import { dataRefOf } from '../store/dataChoice';
 import { isActive } from '../store/metrics';
 import { usePlan } from '../store/planState';
@@ -45,7 +46,7 @@ export function TrainControls() {
         <button type="button" className="button button--primary" data-testid="train-button" disabled={!!why} title={why} onClick={() => void startTraining()}>
           {running ? 'Training…' : 'Train'}
         </button>
-        <button type="button" className="button" data-testid="stop-button" disabled={!running || !job?.id} onClick={() => void stopTraining()}>
+        <button type="button" className="button" data-testid="stop-button" disabled={!running || !job?.id} onClick={() => void stopShownJob()}>
           Stop
         </button>
       </div>
