@@ -1,6 +1,7 @@
 import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import type { JobEvent } from '../../protocol/events.js';
+import { processAlive } from './processAlive.js';
 
 /**
  * How another process reaches a running local job: `control.json` in its run folder holds the
@@ -75,13 +76,7 @@ export function removeControlFile(runDir: string): void {
 
 /** Whether the process that wrote a control file is still alive (signal 0 probes without signalling). */
 export function ownerAlive(info: ControlInfo): boolean {
-  if (!info.ownerPid) return true;
-  try {
-    process.kill(info.ownerPid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return !info.ownerPid || processAlive(info.ownerPid);
 }
 
 export type MembershipEvent = Extract<JobEvent, { type: 'membership' }>;

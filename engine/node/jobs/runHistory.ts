@@ -13,6 +13,7 @@ import { runLockOwner } from './runLock.js';
 import { DEPLOY_RECORD } from './deployRecord.js';
 import { readRunMeta } from './runMeta.js';
 import { runsRoot, type RunRecord } from './runStore.js';
+import { processAlive } from './processAlive.js';
 
 export const EVENTS_FILE = 'events.jsonl';
 
@@ -83,20 +84,10 @@ function lastOf<T extends JobEvent['type']>(events: JobEvent[], type: T): Extrac
   return undefined;
 }
 
-/** Whether a process of this host with this pid is alive (EPERM: alive, another user's). */
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 /** A job another process runs (`shoal train` in a terminal): its run lock or control file is there and its owner alive. */
 function runningElsewhere(dir: string): boolean {
   const owner = runLockOwner(dir);
-  if (owner && owner.host === hostname() && pidAlive(owner.pid)) return true;
+  if (owner && owner.host === hostname() && processAlive(owner.pid)) return true;
   try {
     const control = readControlFile(dir);
     return !!control && ownerAlive(control);

@@ -1,6 +1,7 @@
 import { closeSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { processAlive } from './processAlive.js';
 
 /**
  * A run folder belongs to one job at a time: `run.lock` in it names the owner (pid, host, since). It
@@ -36,15 +37,6 @@ export class RunFolderBusyError extends Error {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 function readOwner(file: string): RunLockOwner | null {
   try {
     const parsed = JSON.parse(readFileSync(file, 'utf8')) as Partial<RunLockOwner>;
@@ -75,7 +67,7 @@ export function acquireRunLock(folder: string, warn: (message: string) => void =
         if (attempt < 2) continue;
         throw new Error(`Run folder ${dir} has a lock file ${file} that is not one Shoal wrote; delete it if no job runs there.`);
       }
-      if (held.has(dir) || owner.host !== me.host || pidAlive(owner.pid)) throw new RunFolderBusyError(dir, owner);
+      if (held.has(dir) || owner.host !== me.host || processAlive(owner.pid)) throw new RunFolderBusyError(dir, owner);
       warn(`Run folder ${dir} was locked by pid ${owner.pid} on ${owner.host} (since ${owner.since}), which is no longer running; taking it over.`);
       rmSync(file, { force: true });
       continue;
