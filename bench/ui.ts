@@ -23,12 +23,12 @@
  * Prints measured against target and reference, and writes bench/results/ui.json with { layoutMs1000,
  * p95FrameMs, chartUpdateMs, referenceLayoutMs1000, referenceP95FrameMs } and the rows.
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { chromium } from '@playwright/test';
+import { execFileSync } from 'node:child_process';
 import type { Page } from '@playwright/test';
 import ELK from 'elkjs/lib/elk.bundled.js';
 import { elkGraph, fromElk, NODE_HEIGHT, NODE_WIDTH } from '../renderer/src/graph/layeredLayout.js';
 import { syntheticKerasModel } from './lib/syntheticKeras.js';
+import { launchChromium, startWebStudio } from './lib/webStudio.js';
 import { report, type Column } from './lib/report.js';
 import { args, numberFlag as flag } from './lib/args.js';
 // The type of window.__shoalBench (a global augmentation; nothing is imported at run time).
@@ -57,30 +57,6 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length ? s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)] : NaN;
 };
-
-async function startStudio(): Promise<{ url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['dist/launch.cjs', '--web', '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /http:\/\/127\.0\.0\.1:\d+\/#token=[A-Za-z0-9_-]+/.exec(output);
-      if (match) resolve(match[0]);
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`The studio exited (code ${code}) before printing its URL:\n${output}`)));
-    setTimeout(() => reject(new Error(`The studio printed no URL within 30 s:\n${output}`)), 30_000);
-  });
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      if (child.exitCode !== null) return resolve();
-      child.once('exit', () => resolve());
-      child.kill('SIGTERM');
-      setTimeout(() => child.kill('SIGKILL'), 10_000).unref();
-    });
-  return { url, stop };
-}
 
 interface Open {
   /** The default view: the big ungrouped model folded into blocks of consecutive layers. */
@@ -257,11 +233,8 @@ async function main(): Promise<void> {
     console.log('building the studio (pass --no-build to skip)…');
     execFileSync(process.execPath, ['scripts/build.mjs'], { stdio: ['ignore', 'ignore', 'inherit'] });
   }
-  const studio = await startStudio();
-  const browser = await chromium.launch({
-    executablePath: process.env.SHOAL_CHROMIUM ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const studio = await startWebStudio();
+  const browser = await launchChromium();
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     await page.goto(studio.url);
