@@ -1,6 +1,6 @@
 import { useMemo } from 'react';
 import { OverlayChart } from './OverlayChart';
-import { runDifferences } from './runDiff';
+import { runDifferences } from '../../../engine/plan/planDiff';
 import { StepTimeTable } from './RunDetailView';
 import { runLabel } from './runsTableModel';
 import { useRuns } from './runsStore';
