@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AddHostsRequestSchema, ClusterNameSchema, EditHostRequestSchema, ImportHostsRequestSchema, RemoveHostRequestSchema, RenameClusterRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
+import { AddHostsRequestSchema, ClusterNameSchema, ClusterSettingsRequestSchema, EditHostRequestSchema, ImportHostsRequestSchema, RemoveHostRequestSchema, RenameClusterRequestSchema, TestIdSchema, TrustAnswerSchema } from '../engine/protocol/clusters.js';
 import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema } from '../engine/protocol/deploy.js';
 import { ImportModelRequestSchema } from '../engine/protocol/modelImport.js';
 import { InspectDatasetRequestSchema, UploadDataFileRequestSchema } from '../engine/protocol/datasetInspect.js';
@@ -34,6 +34,7 @@ const paramSchemas = {
   importClusterHosts: z.tuple([ImportHostsRequestSchema]),
   renameCluster: z.tuple([RenameClusterRequestSchema]),
   removeCluster: z.tuple([ClusterNameSchema]),
+  setClusterSettings: z.tuple([ClusterSettingsRequestSchema]),
   editClusterHost: z.tuple([EditHostRequestSchema]),
   removeClusterHost: z.tuple([RemoveHostRequestSchema]),
   startClusterTest: z.tuple([ClusterNameSchema]),
@@ -134,6 +135,11 @@ async function invoke(api: StudioApi, call: RpcCall): Promise<unknown> {
       const parsed = paramSchemas.removeCluster.safeParse(call.params);
       if (!parsed.success) throw bad(parsed.error);
       return api.removeCluster(parsed.data[0]);
+    }
+    case 'setClusterSettings': {
+      const parsed = paramSchemas.setClusterSettings.safeParse(call.params);
+      if (!parsed.success) throw bad(parsed.error);
+      return api.setClusterSettings(parsed.data[0]);
     }
     case 'editClusterHost': {
       const parsed = paramSchemas.editClusterHost.safeParse(call.params);

@@ -1,6 +1,7 @@
 import {
   AddHostsRequestSchema,
   ClusterNameSchema,
+  ClusterSettingsRequestSchema,
   EditHostRequestSchema,
   ImportHostsRequestSchema,
   RemoveHostRequestSchema,
@@ -12,14 +13,15 @@ import {
 import type { StudioApi } from '../protocol/studioApi.js';
 import { ClusterTests } from './hosts/clusterTests.js';
 import { loadClusterProfile } from './hosts/clusterProfile.js';
-import { editHost, removeCluster, removeHost, renameCluster } from './hosts/clusterEdits.js';
+import { editHost, removeCluster, removeHost, renameCluster, setClusterSettings } from './hosts/clusterEdits.js';
+import { currentTest } from './hosts/clusterTestRecord.js';
 import { clusterSettingsOf, clustersFile, findCluster, loadClusters, saveClusterHosts } from './hosts/clusterStore.js';
 import { hopLabel, hostsFromSpecs } from './hosts/hostSpecs.js';
 import { importSshConfig } from './hosts/sshConfigImport.js';
 
 type ClustersApi = Pick<
   StudioApi,
-  'listClusters' | 'addClusterHosts' | 'importClusterHosts' | 'renameCluster' | 'removeCluster' | 'editClusterHost' | 'removeClusterHost' | 'startClusterTest' | 'clusterTestStatus' | 'answerHostKey'
+  'listClusters' | 'addClusterHosts' | 'importClusterHosts' | 'renameCluster' | 'removeCluster' | 'setClusterSettings' | 'editClusterHost' | 'removeClusterHost' | 'startClusterTest' | 'clusterTestStatus' | 'answerHostKey'
 >;
 
 function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
@@ -33,11 +35,13 @@ function listing(): ClusterListing {
     file: clustersFile(),
     clusters: loadClusters().map((c) => {
       const links = storedLinks(c.name);
+      const lastTest = currentTest(c.hosts, c.lastTest);
       return {
         name: c.name,
         hosts: c.hosts.map((h) => ({ alias: h.alias, user: h.user, address: h.address, port: h.port, identityFiles: h.identityFiles, useAgent: h.useAgent, jump: h.jump.map(hopLabel) })),
         ...(links ? { links } : {}),
         ...(Object.keys(clusterSettingsOf(c)).length ? { settings: clusterSettingsOf(c) } : {}),
+        ...(lastTest ? { lastTest } : {}),
       };
     }),
   };
@@ -82,6 +86,11 @@ export function clustersService(): ClustersApi & { close(): void } {
     },
     async removeCluster(name) {
       removeCluster(parse(ClusterNameSchema, name, 'cluster name'));
+      return listing();
+    },
+    async setClusterSettings(request) {
+      const { cluster, ...settings } = parse(ClusterSettingsRequestSchema, request, 'cluster settings');
+      setClusterSettings(cluster, settings);
       return listing();
     },
     async editClusterHost(request) {

@@ -90,6 +90,13 @@ export const EditHostRequestSchema = z.object({
 });
 export type EditHostRequest = z.infer<typeof EditHostRequestSchema>;
 
+/**
+ * Set a cluster's remote directory, setup commands and env as a whole (the Clusters view's settings
+ * form): what is left out goes back to the default (~/.shoal, no setup, no variables).
+ */
+export const ClusterSettingsRequestSchema = z.object({ cluster: ClusterNameSchema, ...ClusterSettingsSchema.shape });
+export type ClusterSettingsRequest = z.infer<typeof ClusterSettingsRequestSchema>;
+
 export const TestIdSchema = z.string().regex(/^test-\d+$/);
 export const TrustAnswerSchema = z.object({ testId: TestIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });
 export type TrustAnswer = z.infer<typeof TrustAnswerSchema>;
@@ -108,8 +115,34 @@ export interface HostView {
 export interface ClusterListing {
   /** Where clusters are stored (clusters.json in the user's config directory). */
   file: string;
-  /** `links`: the bandwidth and latency matrix the cluster's last link survey stored, when there is one. */
-  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile; settings?: ClusterSettings }>;
+  /**
+   * `links`: the bandwidth and latency matrix the cluster's last link survey stored, when there is one;
+   * `lastTest`: what its last connection test found, as far as it still holds for the hosts as they are.
+   */
+  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile; settings?: ClusterSettings; lastTest?: StoredClusterTest }>;
+}
+
+/** What preflight found on a host. */
+export interface HostFacts {
+  os?: string;
+  arch?: string;
+  cpus?: number;
+  memoryBytes?: number;
+  diskFreeBytes?: number;
+  node?: string;
+  gpus: string[];
+}
+
+/** A cluster's last finished connection test, stored with the cluster (it outlives the studio session). */
+export interface StoredClusterTest {
+  /** When it finished, ms since the epoch. */
+  at: number;
+  /** The verdicts of the hosts it tested that are still in the cluster, reached as they were then. */
+  hosts: Array<{ host: string; ok: boolean; why?: string; facts?: HostFacts }>;
+  /** Hosts of the cluster it does not cover: added, or changed (address, user, port, key, jumps) since. */
+  untested: string[];
+  /** The link survey after preflight: pairs measured, or why it failed or was skipped. */
+  links?: { state: 'done' | 'failed' | 'skipped'; pairs?: number; detail?: string };
 }
 
 export type PreflightStatus = 'running' | 'ok' | 'warn' | 'fail' | 'skipped';
@@ -127,7 +160,7 @@ export interface HostTestView {
   steps: PreflightStepView[];
   /** Set when the host is done: no step failed. */
   ok?: boolean;
-  facts?: { os?: string; arch?: string; cpus?: number; memoryBytes?: number; diskFreeBytes?: number; node?: string; gpus: string[] };
+  facts?: HostFacts;
 }
 
 /** An unknown host key waiting for the user: trust it (recorded in Shoal's store) or refuse it. */
@@ -149,6 +182,8 @@ export interface ClusterTestStatus {
   ready?: number;
   /** The link survey that follows preflight when two or more hosts pass it; absent for one host. */
   survey?: SurveyView;
+  /** Why the finished test could not be stored with the cluster (it then lasts for this session only). */
+  notStored?: string;
 }
 
 /** One step of the link survey: per host (`prepare`: agent upload, `agent`: started, joined) or `links` (connect, probe). */

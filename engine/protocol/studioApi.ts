@@ -3,7 +3,7 @@ import type { ModelGraph } from '../model/graph.js';
 import type { ZooEntry } from '../model/zoo.js';
 import { PlanSchema } from '../plan/plan.js';
 import type { JobEvent, JobState } from './events.js';
-import type { AddHostsRequest, ClusterListing, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from './clusters.js';
+import type { AddHostsRequest, ClusterListing, ClusterSettingsRequest, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from './clusters.js';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from './deploy.js';
 import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from './datasetInspect.js';
 import type { ImportModelRequest } from './modelImport.js';
@@ -95,6 +95,8 @@ export interface StudioApi {
   renameCluster(request: RenameClusterRequest): Promise<ClusterListing>;
   /** Remove a stored cluster and its measured links. */
   removeCluster(cluster: string): Promise<ClusterListing>;
+  /** Set a cluster's remote directory, setup commands and env as a whole (left out: the default). */
+  setClusterSettings(request: ClusterSettingsRequest): Promise<ClusterListing>;
   /** Change a host's address, key or jump chain. */
   editClusterHost(request: EditHostRequest): Promise<ClusterListing>;
   /** Remove a host (a cluster left without hosts goes too). */
@@ -127,7 +129,7 @@ export interface StudioApi {
 /** The request/response methods (everything but the subscription), by name. */
 export type StudioMethod = Exclude<keyof StudioApi, 'onJobEvent'>;
 export const STUDIO_METHODS: StudioMethod[] = ['info', 'listModels', 'getModel', 'importModelFile', 'startTraining', 'stopJob', 'resizeJob', 'listJobs', 'jobEvents', 'listRuns', 'getRun', 'exportRunWeights', 'exportedWeightFiles', 'updateRun', 'deleteRun',
-  'listClusters', 'addClusterHosts', 'importClusterHosts', 'renameCluster', 'removeCluster', 'editClusterHost', 'removeClusterHost', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
+  'listClusters', 'addClusterHosts', 'importClusterHosts', 'renameCluster', 'removeCluster', 'setClusterSettings', 'editClusterHost', 'removeClusterHost', 'startClusterTest', 'clusterTestStatus', 'answerHostKey',
   'deployJob', 'deployStatus', 'answerDeployHostKey', 'listDeployedJobs', 'attachDeployedJob', 'inspectDataset', 'uploadDataFile'];
 
 /** Wire format shared by the WebSocket shell and Electron IPC. */

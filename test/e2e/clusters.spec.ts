@@ -117,11 +117,12 @@ test('two hosts: the link survey runs after preflight and its matrix is shown, a
   }
 });
 
-test('fields are checked where they are typed; hosts and clusters are edited and removed; a failed test holds Deploy back; a stored cluster prices the plan', async ({ page }) => {
+test('fields are checked where they are typed; hosts, settings and clusters are edited and removed; a failed test holds Deploy back, after a restart too; a stored cluster prices the plan', async ({ page }) => {
   // A home of its own: the tests above stored clusters of the same names.
   const mine = studioHome('clusters-edit');
-  const studio = await launchIsolatedStudio(mine.env);
-  const stored = () => JSON.parse(readFileSync(join(mine.home, 'shoal-config', 'clusters.json'), 'utf8')) as { clusters: Array<{ name: string; hosts: Array<{ alias: string; address: string; port: number; user: string }> }> };
+  let studio = await launchIsolatedStudio(mine.env);
+  type Stored = { name: string; hosts: Array<{ alias: string; address: string; port: number; user: string }>; remoteDir?: string; setup?: string[]; env?: Record<string, string> };
+  const stored = () => JSON.parse(readFileSync(join(mine.home, 'shoal-config', 'clusters.json'), 'utf8')) as { clusters: Stored[] };
   try {
     const view = await openClustersView(page, studio.url);
     const form = view.getByTestId('add-hosts-form');
@@ -182,9 +183,60 @@ test('fields are checked where they are typed; hosts and clusters are edited and
     await page.screenshot({ path: 'test-results/clusters-deploy-blocked.png' });
     await page.getByTestId('cluster-picker').selectOption('local');
 
-    // Remove a host (asked first; Escape answers no), rename the cluster, remove it.
+    // A fresh studio over the same home: the failed test is stored with the cluster, so Deploy is still held back.
+    await studio.close();
+    studio = await launchIsolatedStudio(mine.env);
+    await page.goto(studio.url);
+    await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
+    await page.getByTestId('deploy-target').selectOption('lab');
+    await expect(page.getByTestId('deploy-button')).toBeDisabled();
+    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 2 hosts ready (127.0.0.5: ');
+    await expect(page.getByTestId('deploy-blocked')).toContainText('127.0.0.7: ');
+    await page.getByTestId('deploy-target').selectOption('local');
+
+    // The Clusters view shows the stored test's age and each host's verdict, and offers a new test.
     await page.getByTestId('open-clusters').click();
     const reopened = page.getByTestId('clusters-view');
+    await expect(reopened.getByTestId('last-test')).toHaveText(/^Last test \(tested (just now|\d+ min ago)\): 0 of 2 hosts ready, link survey skipped$/);
+    await expect(reopened.getByTestId('stored-verdict')).toHaveCount(2);
+    await expect(reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.5"]').getByTestId('stored-verdict')).toHaveAttribute('data-ok', 'false');
+    await expect(reopened.getByTestId('test-cluster')).toHaveText('Test again');
+
+    // Settings: checked at their fields as typed, with the schema's words; saved as a whole.
+    const settings = reopened.getByTestId('cluster-settings-form');
+    await settings.getByTestId('settings-remote-dir').fill('scratch/shoal');
+    await expect(settings.getByTestId('settings-remote-dir-error')).toContainText('the remote directory must start with ~/');
+    await settings.getByTestId('settings-remote-dir').fill('/scratch/shoal');
+    await expect(settings.getByTestId('settings-remote-dir-error')).toHaveCount(0);
+    await settings.getByTestId('settings-env').fill('HOME=/tmp');
+    await expect(settings.getByTestId('settings-env-error')).toHaveText('HOME: SHOAL_*, NODE_PATH and HOME are set by Shoal; choose another name');
+    await settings.getByTestId('settings-env').fill('OMP_NUM_THREADS=4\nno equals sign');
+    await expect(settings.getByTestId('settings-env-error')).toHaveText('line 2: "no equals sign" is not NAME=value (e.g. OMP_NUM_THREADS=4)');
+    await expect(settings.getByTestId('settings-env')).toHaveAttribute('aria-invalid', 'true');
+    await settings.getByTestId('settings-save').click();
+    expect(stored().clusters[0].env).toBeUndefined();
+    await settings.getByTestId('settings-env').fill('OMP_NUM_THREADS=4');
+    await settings.getByTestId('settings-setup').fill('echo one\n\necho two');
+    await settings.getByTestId('settings-save').click();
+    await expect(reopened.getByTestId('clusters-message')).toContainText('Settings of lab saved');
+    await expect(settings.locator('.field__error')).toHaveCount(0);
+    expect(stored().clusters[0]).toMatchObject({ remoteDir: '/scratch/shoal', setup: ['echo one', 'echo two'], env: { OMP_NUM_THREADS: '4' } });
+    await page.screenshot({ path: 'test-results/clusters-settings.png' });
+
+    // A host changed after the test is not covered by it: the other host's failure still holds Deploy back.
+    const seventh = reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.7"]');
+    await seventh.getByTestId('edit-host').click();
+    await seventh.getByTestId('edit-host-address').fill('carol@127.0.0.8:2');
+    await seventh.getByTestId('edit-host-save').click();
+    await expect(reopened.getByTestId('last-test')).toContainText('0 of 1 host ready, link survey skipped; not tested since added or changed: 127.0.0.8');
+    await expect(reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.8"]')).toContainText('Not tested since it was added or changed');
+    await reopened.getByTestId('close-overlay').click();
+    await page.getByTestId('deploy-target').selectOption('lab');
+    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 1 host ready (127.0.0.5: ');
+    await page.getByTestId('deploy-target').selectOption('local');
+
+    // Remove a host (asked first; Escape answers no), rename the cluster, remove it.
+    await page.getByTestId('open-clusters').click();
     const first = reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.5"]');
     await first.getByTestId('remove-host').click();
     await expect(first.getByTestId('remove-host-confirm')).toContainText('Remove 127.0.0.5 from lab?');
@@ -194,7 +246,7 @@ test('fields are checked where they are typed; hosts and clusters are edited and
     await first.getByTestId('remove-host').click();
     await first.getByTestId('remove-host-confirm-yes').click();
     await expect(reopened.getByTestId('cluster-host')).toHaveCount(1);
-    expect(stored().clusters[0].hosts.map((h) => h.alias)).toEqual(['127.0.0.7']);
+    expect(stored().clusters[0].hosts.map((h) => h.alias)).toEqual(['127.0.0.8']);
 
     await reopened.getByTestId('rename-cluster').click();
     await reopened.getByTestId('rename-cluster-input').fill('lab two');

@@ -1,6 +1,7 @@
 import { existsSync, renameSync, rmSync } from 'node:fs';
+import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import { clusterProfileFile, loadClusterProfile, saveClusterProfile } from './clusterProfile.js';
-import { clustersFile, loadClusters, saveClusters, type SshCluster } from './clusterStore.js';
+import { clusterSettingsOf, clustersFile, loadClusters, saveClusters, type SshCluster } from './clusterStore.js';
 import type { SshHost } from './host.js';
 import { hostsFromSpecs } from './hostSpecs.js';
 
@@ -99,4 +100,15 @@ export function editHost(name: string, alias: string, change: { address: string;
   saveClusters(clusters);
   if (moved) dropProfile(name);
   return host;
+}
+
+/** Replace a cluster's settings as a whole: a remote directory, setup commands or env left out is cleared. */
+export function setClusterSettings(name: string, settings: ClusterSettings): void {
+  const clusters = loadClusters();
+  const cluster = requireCluster(clusters, name);
+  delete cluster.remoteDir;
+  delete cluster.setup;
+  delete cluster.env;
+  Object.assign(cluster, clusterSettingsOf(settings));
+  saveClusters(clusters);
 }

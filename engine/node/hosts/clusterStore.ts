@@ -3,17 +3,20 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
 import { writeFileAtomic } from './atomicWrite.js';
+import { ClusterTestRecordSchema, type ClusterTestRecord } from './clusterTestRecord.js';
 import { shoalConfigDir } from './configDir.js';
 import { SshHostSchema, type SshHost } from './host.js';
 
 /**
  * A named set of SSH hosts, as the user registered it with `shoal cluster add|import`, with its
- * settings (remote directory, setup commands, env: engine/protocol/clusterSettings.ts).
+ * settings (remote directory, setup commands, env: engine/protocol/clusterSettings.ts) and what its
+ * last connection test found (clusterTestRecord.ts).
  */
 export const SshClusterSchema = z.strictObject({
   name: z.string().min(1),
   hosts: z.array(SshHostSchema),
   ...ClusterSettingsSchema.shape,
+  lastTest: ClusterTestRecordSchema.optional(),
 });
 export type SshCluster = z.infer<typeof SshClusterSchema>;
 
@@ -78,6 +81,18 @@ export function saveClusterHosts(name: string, hosts: SshHost[], settings: Clust
   if (settings.env && Object.keys(settings.env).length) cluster.env = { ...cluster.env, ...settings.env };
   saveClusters(clusters);
   return cluster;
+}
+
+/**
+ * Keep what a finished connection test found with the cluster. A cluster removed or renamed while
+ * the test ran keeps nothing: the record is of hosts that are no longer stored under that name.
+ */
+export function saveClusterTest(name: string, record: ClusterTestRecord): void {
+  const clusters = loadClusters();
+  const cluster = clusters.find((c) => c.name === name);
+  if (!cluster) return;
+  cluster.lastTest = record;
+  saveClusters(clusters);
 }
 
 /** Replace every stored cluster (atomically: a crash leaves the old file or the new one). */

@@ -2,7 +2,8 @@ import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
 import type { ClusterTestStatus, HostTestView, SurveyView } from '../../protocol/clusters.js';
 import { HostKeyQuestions } from './hostKeyQuestions.js';
-import type { SshCluster } from './clusterStore.js';
+import { saveClusterTest, type SshCluster } from './clusterStore.js';
+import { hostFacts, testRecord, type ClusterTestRecord } from './clusterTestRecord.js';
 import { surveyAfterPreflight } from './surveyAfterPreflight.js';
 import type { SurveyEvent } from './surveyLinks.js';
 
@@ -17,6 +18,8 @@ class ClusterTestRun {
   /** The link survey after preflight (clusters of two or more hosts). */
   survey: SurveyView | undefined;
   preflightDone = false;
+  /** Why the finished test could not be stored with the cluster (clusters.json unreadable). */
+  notStored: string | undefined;
 
   constructor(
     readonly id: string,
@@ -68,18 +71,22 @@ class ClusterTestRun {
         where: r.where,
         ok: r.ok,
         steps: r.steps.map((s) => ({ step: s.step, status: s.status, detail: s.detail })),
-        facts: f && {
-          os: f.os,
-          arch: f.arch,
-          cpus: f.cpus,
-          memoryBytes: f.memoryBytes,
-          diskFreeBytes: f.diskFreeBytes,
-          node: f.node?.version,
-          gpus: f.gpus.map((g) => g.name),
-        },
+        facts: f && hostFacts(f),
       });
     }
     this.preflightDone = true;
+  }
+
+  /** Store what the test found with the cluster, so that it holds after the studio restarts. */
+  store(results: HostPreflight[]): void {
+    const survey = this.survey;
+    const links: ClusterTestRecord['links'] =
+      survey?.state === 'done' ? { state: 'done', pairs: survey.profile?.links.length ?? 0 } : survey?.state === 'failed' || survey?.state === 'skipped' ? { state: survey.state, ...(survey.detail ? { detail: survey.detail } : {}) } : undefined;
+    try {
+      saveClusterTest(this.cluster.name, testRecord(this.cluster.hosts, results, links, Date.now()));
+    } catch (err) {
+      this.notStored = (err as Error).message;
+    }
   }
 
   status(): ClusterTestStatus {
@@ -93,6 +100,7 @@ class ClusterTestRun {
       // Known once preflight is over, while the survey may still run.
       ...(this.preflightDone || this.state === 'done' ? { ready: hosts.filter((h) => h.ok).length } : {}),
       ...(this.survey ? { survey: this.survey } : {}),
+      ...(this.notStored ? { notStored: this.notStored } : {}),
     };
   }
 }
@@ -115,7 +123,11 @@ export class ClusterTests {
       .then(
         async (results) => {
           run.finish(results);
-          await run.runSurvey(results);
+          await run.runSurvey(results).catch((err: Error) => {
+            run.survey = { state: 'failed', steps: run.survey?.steps ?? [], detail: err.message };
+          });
+          // Before the test reads as done, so that the listing a view fetches then carries it.
+          run.store(results);
         },
         (err: Error) => {
           for (const h of run.hosts.values()) if (h.ok === undefined) h.steps.push({ step: 'reachable', status: 'fail', detail: err.message });
@@ -123,7 +135,7 @@ export class ClusterTests {
         },
       )
       .catch((err: Error) => {
-        run.survey = { state: 'failed', steps: run.survey?.steps ?? [], detail: err.message };
+        run.notStored = err.message;
       })
       .finally(() => {
         run.state = 'done';

@@ -1,7 +1,7 @@
 import type { ModelGraph } from '../../../engine/model/graph';
 import type { ZooEntry } from '../../../engine/model/zoo';
 import type { JobEvent } from '../../../engine/protocol/events';
-import type { AddHostsRequest, ClusterListing, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from '../../../engine/protocol/clusters';
+import type { AddHostsRequest, ClusterListing, ClusterSettingsRequest, ClusterTestStatus, EditHostRequest, ImportHostsRequest, RemoveHostRequest, RenameClusterRequest, TrustAnswer } from '../../../engine/protocol/clusters';
 import type { DeployedJobSummary, DeployRequest, DeployStatus, DeployTrustAnswer } from '../../../engine/protocol/deploy';
 import type { ImportModelRequest } from '../../../engine/protocol/modelImport';
 import type { DatasetInspection, InspectDatasetRequest, UploadDataFileRequest } from '../../../engine/protocol/datasetInspect';
@@ -47,6 +47,7 @@ export function clientOver(transport: Transport): StudioClient {
     importClusterHosts: (request: ImportHostsRequest) => call<ClusterListing & { imported: string[]; warnings: string[]; from: string }>('importClusterHosts', request),
     renameCluster: (request: RenameClusterRequest) => call<ClusterListing>('renameCluster', request),
     removeCluster: (cluster: string) => call<ClusterListing>('removeCluster', cluster),
+    setClusterSettings: (request: ClusterSettingsRequest) => call<ClusterListing>('setClusterSettings', request),
     editClusterHost: (request: EditHostRequest) => call<ClusterListing>('editClusterHost', request),
     removeClusterHost: (request: RemoveHostRequest) => call<ClusterListing>('removeClusterHost', request),
     startClusterTest: (cluster: string) => call<{ testId: string }>('startClusterTest', cluster),

@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'react';
 import { formatBytes } from '../format';
-import type { HostTestView, HostView } from '../../../engine/protocol/clusters';
+import type { HostFacts, HostTestView, HostView, StoredClusterTest } from '../../../engine/protocol/clusters';
 import { openOverlay } from '../shell/shellStore';
 import { ClusterActions, HostActions, HostEditForm } from './ClusterEditing';
 import { AddHostsForm, ImportHostsForm } from './ClusterForms';
 import './clusters.css';
 import { LinkMatrix } from './LinkMatrix';
+import { ClusterSettingsForm } from './ClusterSettingsForm';
+import { StoredHostVerdict, StoredTestSummary } from './StoredTest';
 import { SurveyProgress } from './SurveyProgress';
 import { refreshClusters, resumePolling, selectCluster, stopPolling, testCluster, useClusters } from './clustersStore';
 import { TrustDialog } from './TrustDialog';
@@ -13,11 +15,12 @@ import { TrustDialog } from './TrustDialog';
 const MARK: Record<string, string> = { running: '…', ok: '✓', warn: '!', fail: '✗', skipped: '–' };
 const gib = (bytes?: number) => (bytes === undefined ? '?' : formatBytes(bytes));
 
-function factsLine(f: NonNullable<HostTestView['facts']>): string {
+function factsLine(f: HostFacts): string {
   return [`${f.os ?? '?'} ${f.arch ?? ''}`.trim(), `${f.cpus ?? '?'} CPUs`, `${gib(f.memoryBytes)} RAM`, `${gib(f.diskFreeBytes)} free`, f.node ? `Node ${f.node}` : 'no Node', f.gpus.length ? `${f.gpus.length}× ${f.gpus[0]}` : 'no GPU'].join(' · ');
 }
 
-function HostRow({ cluster, host, result, busy }: { cluster: string; host: HostView; result?: HostTestView; busy: boolean }) {
+function HostRow({ cluster, host, result, stored, busy }: { cluster: string; host: HostView; result?: HostTestView; stored?: StoredClusterTest; busy: boolean }) {
+  const facts = result ? result.facts : stored?.hosts.find((h) => h.host === host.alias)?.facts;
   const [editing, setEditing] = useState(false);
   return (
     <tr data-testid="cluster-host" data-host={host.alias}>
@@ -31,7 +34,7 @@ function HostRow({ cluster, host, result, busy }: { cluster: string; host: HostV
         {editing ? <HostEditForm cluster={cluster} host={host} onDone={() => setEditing(false)} /> : <HostActions cluster={cluster} host={host} disabled={busy} onEdit={() => setEditing(true)} />}
       </td>
       <td data-testid="preflight" data-ok={result?.ok === undefined ? '' : String(result.ok)}>
-        {!result && <span className="muted">Not tested yet</span>}
+        {!result && <StoredHostVerdict test={stored} host={host.alias} />}
         {result && (
           <ul className="preflight">
             {result.steps.map((s) => (
@@ -41,7 +44,11 @@ function HostRow({ cluster, host, result, busy }: { cluster: string; host: HostV
             ))}
           </ul>
         )}
-        {result?.facts && <div className="muted" data-testid="host-facts">{factsLine(result.facts)}</div>}
+        {facts && (
+          <div className="muted" data-testid="host-facts">
+            {factsLine(facts)}
+          </div>
+        )}
       </td>
     </tr>
   );
@@ -116,7 +123,7 @@ export function ClustersView() {
                 <div className="cluster-detail__head">
                   <h3 className="run-detail__title">{cluster.name}</h3>
                   <button type="button" className="button button--primary" disabled={running} onClick={() => void testCluster(cluster.name)} data-testid="test-cluster">
-                    {running ? 'Testing…' : 'Test connection'}
+                    {running ? 'Testing…' : cluster.lastTest ? 'Test again' : 'Test connection'}
                   </button>
                   <ClusterActions name={cluster.name} disabled={running} />
                   {current?.ready !== undefined && (
@@ -124,6 +131,7 @@ export function ClustersView() {
                       {current.ready} of {current.hosts.length} host{current.hosts.length === 1 ? '' : 's'} ready
                     </span>
                   )}
+                  {!current && cluster.lastTest && <StoredTestSummary test={cluster.lastTest} />}
                 </div>
                 <table className="runs-table">
                   <thead>
@@ -134,12 +142,13 @@ export function ClustersView() {
                   </thead>
                   <tbody>
                     {cluster.hosts.map((h) => (
-                      <HostRow key={h.alias} cluster={cluster.name} host={h} result={results.get(h.alias)} busy={running} />
+                      <HostRow key={h.alias} cluster={cluster.name} host={h} result={results.get(h.alias)} stored={cluster.lastTest} busy={running} />
                     ))}
                   </tbody>
                 </table>
                 {current?.survey && <SurveyProgress survey={current.survey} />}
                 {links && <LinkMatrix profile={links} />}
+                <ClusterSettingsForm key={cluster.name} cluster={cluster.name} settings={cluster.settings} disabled={running} />
               </section>
             )}
           </div>

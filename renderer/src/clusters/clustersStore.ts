@@ -1,5 +1,5 @@
 import { create } from 'zustand';
-import type { AddHostsRequest, ClusterListing, ClusterTestStatus, EditHostRequest, HostTestView, ImportHostsRequest } from '../../../engine/protocol/clusters';
+import type { AddHostsRequest, ClusterListing, ClusterSettingsRequest, ClusterTestStatus, EditHostRequest, HostFacts, ImportHostsRequest } from '../../../engine/protocol/clusters';
 import { setStoredClusters } from '../store/clusters';
 import { studioClient } from '../store/actions';
 import { errorText } from '../store/errorText';
@@ -16,19 +16,23 @@ interface ClustersState {
   message?: string;
   test?: ClusterTestStatus;
   /**
-   * The outcome of each cluster's last finished test in this studio session: hosts ready of all, and
-   * what preflight found on each host (cores, GPUs) — Deploy is held back while it failed, and pricing
-   * on the cluster uses the hosts' cores.
+   * The outcome of each cluster's last finished test, as stored with the cluster (it outlives the
+   * studio session) and as far as it still holds for the hosts as they are now: Deploy is held back
+   * while it failed, and pricing on the cluster uses the hosts' cores.
    */
   lastTests: Record<string, LastTest>;
 }
 
 export interface LastTest {
+  /** When it finished, ms since the epoch. */
+  at: number;
   ready: number;
+  /** Hosts it tested that are still there as they were (added or changed ones are `untested`). */
   hosts: number;
-  facts: Record<string, NonNullable<HostTestView['facts']>>;
+  facts: Record<string, HostFacts>;
   /** The hosts that failed, with their first failed step. */
   failed: Array<{ host: string; why: string }>;
+  untested: string[];
 }
 
 export const useClusters = create<ClustersState>()(() => ({ lastTests: {} }));
@@ -40,24 +44,31 @@ useClusters.subscribe((s, before) => {
   setStoredClusters(s.listing?.clusters ?? [], facts);
 });
 
-/** What a finished test says, kept per cluster. */
-function recordTest(test: ClusterTestStatus): void {
-  if (test.state !== 'done') return;
-  const facts = Object.fromEntries(test.hosts.filter((h) => h.facts).map((h) => [h.host, h.facts!]));
-  const failed = test.hosts.filter((h) => h.ok === false).map((h) => {
-    const step = h.steps.find((s) => s.status === 'fail');
-    return { host: h.host, why: step ? `${step.step}: ${step.detail.split('\n')[0]}` : 'failed' };
-  });
-  const last: LastTest = { ready: test.ready ?? test.hosts.filter((h) => h.ok).length, hosts: test.hosts.length, facts, failed };
-  useClusters.setState((s) => ({ lastTests: { ...s.lastTests, [test.cluster]: last } }));
+/** Each cluster's stored last test, read from the listing. */
+function lastTestsOf(listing: ClusterListing): Record<string, LastTest> {
+  return Object.fromEntries(
+    listing.clusters.flatMap((c) => {
+      const t = c.lastTest;
+      if (!t) return [];
+      const last: LastTest = {
+        at: t.at,
+        ready: t.hosts.filter((h) => h.ok).length,
+        hosts: t.hosts.length,
+        facts: Object.fromEntries(t.hosts.flatMap((h) => (h.facts ? [[h.host, h.facts]] : []))),
+        failed: t.hosts.filter((h) => !h.ok).map((h) => ({ host: h.host, why: h.why ?? 'failed' })),
+        untested: t.untested,
+      };
+      return [[c.name, last]];
+    }),
+  );
 }
 
-/** Forget a cluster's last test (its hosts changed, it was renamed or removed). */
-function forgetTest(name: string, renamedTo?: string): void {
-  useClusters.setState((s) => {
-    const { [name]: last, ...rest } = s.lastTests;
-    return { lastTests: renamedTo && last ? { ...rest, [renamedTo]: last } : rest, test: s.test?.cluster === name ? undefined : s.test };
-  });
+/** The state a new listing brings: the listing and the tests stored with its clusters. */
+const withListing = (listing: ClusterListing) => ({ listing, lastTests: lastTestsOf(listing) });
+
+/** Forget the shown connection test of a cluster that changed (its stored test says what still holds). */
+function dropShownTest(name: string): void {
+  useClusters.setState((s) => (s.test?.cluster === name ? { test: undefined } : {}));
 }
 
 const POLL_MS = 300;
@@ -69,7 +80,7 @@ export async function refreshClusters(): Promise<void> {
   try {
     const listing = await client.listClusters();
     const selected = useClusters.getState().selected;
-    useClusters.setState({ listing, error: undefined, selected: selected && listing.clusters.some((c) => c.name === selected) ? selected : listing.clusters[0]?.name });
+    useClusters.setState({ ...withListing(listing), error: undefined, selected: selected && listing.clusters.some((c) => c.name === selected) ? selected : listing.clusters[0]?.name });
   } catch (error) {
     useClusters.setState({ error: errorText(error) });
   }
@@ -86,8 +97,7 @@ export async function addHosts(request: AddHostsRequest): Promise<string | undef
   if (!client) return 'The studio is not connected.';
   try {
     const listing = await client.addClusterHosts(request);
-    forgetTest(request.cluster);
-    useClusters.setState({ listing, selected: request.cluster, error: undefined, test: undefined, message: `Saved ${request.hosts.length} host${request.hosts.length === 1 ? '' : 's'} in ${request.cluster}. Test the connection next.` });
+    useClusters.setState({ ...withListing(listing), selected: request.cluster, error: undefined, test: undefined, message: `Saved ${request.hosts.length} host${request.hosts.length === 1 ? '' : 's'} in ${request.cluster}. Test the connection next.` });
     return undefined;
   } catch (error) {
     useClusters.setState({ message: undefined });
@@ -102,7 +112,7 @@ async function change(what: (client: NonNullable<ReturnType<typeof studioClient>
   if (useClusters.getState().test?.state === 'running') return 'A connection test is running: wait for it to finish.';
   try {
     const listing = await what(client);
-    useClusters.setState({ listing, error: undefined, message });
+    useClusters.setState({ ...withListing(listing), error: undefined, message });
     after(listing);
     return undefined;
   } catch (error) {
@@ -112,27 +122,32 @@ async function change(what: (client: NonNullable<ReturnType<typeof studioClient>
 
 export function renameCluster(cluster: string, to: string): Promise<string | undefined> {
   return change((c) => c.renameCluster({ cluster, to }), `Cluster ${cluster} is now ${to}.`, () => {
-    forgetTest(cluster, to);
+    dropShownTest(cluster);
     useClusters.setState({ selected: to });
   });
 }
 
 export function removeCluster(cluster: string): Promise<string | undefined> {
   return change((c) => c.removeCluster(cluster), `Cluster ${cluster} removed.`, (listing) => {
-    forgetTest(cluster);
+    dropShownTest(cluster);
     useClusters.setState({ selected: listing.clusters[0]?.name });
   });
 }
 
 export function editHost(request: EditHostRequest): Promise<string | undefined> {
-  return change((c) => c.editClusterHost(request), `Host ${request.host} of ${request.cluster} changed. Test the connection again.`, () => forgetTest(request.cluster));
+  return change((c) => c.editClusterHost(request), `Host ${request.host} of ${request.cluster} changed. Test the connection again.`, () => dropShownTest(request.cluster));
 }
 
 export function removeHost(cluster: string, host: string): Promise<string | undefined> {
   return change((c) => c.removeClusterHost({ cluster, host }), `Host ${host} removed from ${cluster}.`, (listing) => {
-    forgetTest(cluster);
+    dropShownTest(cluster);
     if (!listing.clusters.some((c) => c.name === cluster)) useClusters.setState({ selected: listing.clusters[0]?.name, message: `Host ${host} was the last of ${cluster}: the cluster is removed.` });
   });
+}
+
+/** Set the cluster's remote directory, setup commands and env as a whole. */
+export function setClusterSettings(request: ClusterSettingsRequest): Promise<string | undefined> {
+  return change((c) => c.setClusterSettings(request), `Settings of ${request.cluster} saved: they apply from the next deploy.`);
 }
 
 export async function importHosts(request: ImportHostsRequest): Promise<boolean> {
@@ -140,9 +155,8 @@ export async function importHosts(request: ImportHostsRequest): Promise<boolean>
   if (!client) return false;
   try {
     const result = await client.importClusterHosts(request);
-    forgetTest(request.cluster);
     const warnings = result.warnings.length ? ` Warnings: ${result.warnings.join(' ')}` : '';
-    useClusters.setState({ listing: result, selected: request.cluster, error: undefined, test: undefined, message: `Imported ${result.imported.join(', ')} from ${result.from}.${warnings}` });
+    useClusters.setState({ ...withListing(result), selected: request.cluster, error: undefined, test: undefined, message: `Imported ${result.imported.join(', ')} from ${result.from}.${warnings}` });
     return true;
   } catch (error) {
     useClusters.setState({ error: errorText(error), message: undefined });
@@ -157,10 +171,13 @@ async function poll(testId: string): Promise<void> {
     const test = await client.clusterTestStatus(testId);
     if (useClusters.getState().test?.id !== testId && useClusters.getState().test) return;
     useClusters.setState({ test });
-    recordTest(test);
-    if (test.state === 'running') polling = setTimeout(() => void poll(testId), POLL_MS);
-    // A survey stored a new link matrix: the listing carries it when the view opens next time.
-    else if (test.survey?.state === 'done') await refreshClusters();
+    if (test.state === 'running') {
+      polling = setTimeout(() => void poll(testId), POLL_MS);
+      return;
+    }
+    // The finished test is stored with the cluster (with a new link matrix, if the survey measured one).
+    await refreshClusters();
+    if (test.notStored) useClusters.setState({ error: `This test's result could not be stored with the cluster: ${test.notStored}` });
   } catch (error) {
     useClusters.setState({ error: errorText(error) });
   }
