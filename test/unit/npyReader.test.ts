@@ -221,6 +221,24 @@ describe('openNpyFolder', () => {
     expect(() => openNpyFolder(join(tmp, 'absent'), oneInOneOut, { seed: 1 })).toThrow(/absent does not exist/);
   });
 
+  it('refuses a NaN or infinite value with the file and sample: a small array when opened, any array at the read that meets it', () => {
+    const x = ids(10, 4);
+    x[4 * 6 + 2] = NaN;
+    const nan = folder({ 'x.npy': [x, [10, 4]], 'y.npy': [labels(10, 2), [10]] });
+    expect(() => openNpyFolder(nan, oneInOneOut, { seed: 1 })).toThrow(new RegExp(`${nan}/x\\.npy: sample 6 \\(row 6 of the array\\), value 2 of 4 is NaN; every value must be a finite number.*np\\.isnan`));
+    const inVal = folder({ 'x.npy': [ids(10, 4), [10, 4]], 'y.npy': [labels(10, 2), [10]], 'val/x.npy': [ids(3, 4), [3, 4]], 'val/y.npy': [Float64Array.from([0, 1e300, 1]), [3]] });
+    expect(() => openNpyFolder(inVal, oneInOneOut, { seed: 1 })).toThrow(/val\/y\.npy: sample 1 \(row 1 of the array\), value 0 of 1 is Infinity/);
+    // The read itself refuses it (what a step does with an array too big to scan at the start, or one changed under the run).
+    const file = tmpFile();
+    writeNpy(file, Float32Array.from([1, 2, 3, -Infinity]), [2, 2]);
+    const a = openNpy(file);
+    const out = new Float32Array(4);
+    a.readRows([0], out);
+    expect([...out.subarray(0, 2)]).toEqual([1, 2]);
+    expect(() => a.readRows([0, 1], out)).toThrow(/sample 1 \(row 1 of the array\), value 1 of 2 is -Infinity/);
+    a.close();
+  });
+
   it('takes validation from val/ and checks it like the training files', () => {
     const dir = folder({
       'x.npy': [ids(10, 4), [10, 4]], 'y.npy': [labels(10, 3), [10]],

@@ -104,6 +104,25 @@ function convert(kind: Kind, src: ArrayBuffer, count: number, rowSize: number, o
   for (let r = 0; r < count; r++) for (let j = 0, d = offset + r * stride, s = r * rowSize; j < rowSize; j++) out[d + j] = v[s + j];
 }
 
+const FLOAT_KINDS: ReadonlySet<Kind> = new Set(['f2', 'f4', 'f8']);
+
+/**
+ * A NaN or infinity in a float array would turn the loss into NaN steps later, naming nothing: the
+ * read that meets one fails with the file, the sample and its place in the row (float64 beyond
+ * float32's range arrives here as infinity too).
+ */
+function refuseNonFinite(path: string, out: Float32Array, firstRow: number, rows: number, rowSize: number, offset: number, stride: number): void {
+  for (let r = 0; r < rows; r++) {
+    for (let j = 0, d = offset + r * stride; j < rowSize; j++) {
+      const v = out[d + j];
+      if (v - v !== 0) {
+        throw new Error(`${path}: sample ${firstRow + r} (row ${firstRow + r} of the array), value ${j} of ${rowSize} is ${v}; every value must be a finite number (float32). ` +
+          'Replace or drop missing values before saving (e.g. x[np.isnan(x)] = 0, or keep rows np.isfinite(x).all(axis=1)), then train again or resume.');
+      }
+    }
+  }
+}
+
 function halfToFloat(h: Uint16Array): Float32Array {
   const out = new Float32Array(h.length);
   for (let i = 0; i < h.length; i++) {
@@ -188,6 +207,7 @@ function makeArray(path: string, fd: number, descr: string, kind: Kind, shape: n
         got += n;
       }
       convert(kind, scratch, rows, rowSize, out, outOffset + done * stride, stride);
+      if (FLOAT_KINDS.has(kind)) refuseNonFinite(path, out, first + done, rows, rowSize, outOffset + done * stride, stride);
       done += rows;
     }
   };

@@ -15,7 +15,7 @@ import { type ArraySpec, type Dataset, type RowSource } from './dataset.js';
 import { pairFeeds } from './feeds.js';
 import { heldOutSplits } from './heldOut.js';
 import { type NpyArray, openNpy } from './npy.js';
-import { checkArray, scanRange } from './npyFolder.js';
+import { checkArray, scanRange, scanSmallFloats } from './npyFolder.js';
 import { splitOf } from './dataset.js';
 import { inflateMember, readZipDirectory, type ZipMember } from './zipDirectory.js';
 
@@ -64,6 +64,7 @@ export function openNpz(path: string, description: DatasetDescription, arrays: M
         val.set(array.name, a);
       }
     }
+    scanSmallFloats([...train.values(), ...(val?.values() ?? [])]);
     for (const { array } of roles) {
       if (!array.range) continue;
       const { min, max } = scanRange([train.get(array.name)!, ...(val ? [val.get(array.name)!] : [])]);
