@@ -8,6 +8,8 @@ import { ringAllReduce } from '../comm/ringAllReduce.js';
 import { flatten, unflatten } from '../exec/stageModule.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { virtualNodesOf } from './pipelineStep.js';
+import type { RowRead } from '../data/prefetcher.js';
+import { beginStep, trainingRows } from '../data/stepRows.js';
 import { DiscrepancyCorrection, lrMultiplier } from './pipemare.js';
 import type { TimelineEvent, TimelineKind } from '../../engine/protocol/timeline.js';
 import { clockMs } from '../runtime/timelineRecorder.js';
@@ -138,15 +140,27 @@ export async function runAsyncPipeline(
     }
   };
 
+  // As in the synchronous schedules, the rows of a step's micro-batches and the next step's are read
+  // ahead beside the compute, when the stream reaches the step's first forward pass here.
+  const readsData = ctx.prevRank === null || ctx.nextRank === null;
+  const rows = readsData ? trainingRows(ctx.data) : null;
+  let plannedStep = -1;
+  const stepReads = (step: number): RowRead[] => vnodes.flatMap((v) => Array.from({ length: plan.microBatches }, (_, m) => microIndices(ctx, { step, v, m })))
+    .flatMap((indices) => [...(ctx.prevRank === null ? [{ names: ctx.feeds.inputs, indices }] : []), ...(ctx.nextRank === null ? [{ names: ctx.feeds.targets, indices }] : [])]);
+
   for (const op of order) {
     const i = op.micro;
     const micro = micros[i];
     if (op.kind === 'forward') {
       const samples = microIndices(ctx, micro);
-      const x = ctx.prevRank === null ? tf.tensor(ctx.data.train.gather(ctx.feeds.inputs, samples), inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
+      if (rows && micro.step !== plannedStep) {
+        plannedStep = micro.step;
+        beginStep(rows, micro.step, stepReads);
+      }
+      const x = ctx.prevRank === null ? tf.tensor(await rows!.take(ctx.feeds.inputs, samples), inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
-        const labels = Int32Array.from(ctx.data.train.gather(ctx.feeds.targets, samples));
+        const labels = Int32Array.from(await rows!.take(ctx.feeds.targets, samples));
         const result = timed(() => module.lossBackward(x, labels, size * replicas), 'forward', i);
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
         x.dispose();
