@@ -283,7 +283,7 @@ async function benchCase(c: Case, root: string): Promise<Row> {
   const base = presetPlan(graph, 'pp1-dp1', { globalBatch: c.batch, microBatches: 1, seed: SEED, optimizer: SGD });
   // One stage over every layer, data in file order (fit's shuffle: false).
   const plan = parsePlan({ ...base, model: modelFile, stages: [{ ...base.stages[0], layers: graph.layers.map((l) => l.id) }], shuffle: false });
-  const dataset = openDataset({ kind: 'npy', dir: join(dir, 'data') }, graph, losses, plan.seed);
+  const dataset = await openDataset({ kind: 'npy', dir: join(dir, 'data') }, graph, losses, plan.seed);
   const feeds = { inputs: graph.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: losses.map((l) => l.output) };
   const stage = await buildGraphStage(graph, plan, 0, losses);
   const agentStage = await buildGraphStage(graph, plan, 0, losses);

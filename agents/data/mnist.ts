@@ -26,9 +26,29 @@ function digitsDir(): string {
 
 /**
  * Load the 10,000 digits shipped by the `mnist` package (1,000 per class, 28×28 greyscale) and split
- * them deterministically into 8,000 training and 2,000 test samples.
+ * them deterministically into 8,000 training and 2,000 test samples. Tests and reference trainers
+ * call this; agents call `loadMnistInTurns`.
  */
 export function loadMnist(): MnistData {
+  const turns = readMnist();
+  for (let turn = turns.next(); ; turn = turns.next()) if (turn.done) return turn.value;
+}
+
+/**
+ * The same digits, read one class file at a time with the event loop let out in between. Parsing the
+ * package's 41 MB of JSON takes about 1.5 s of CPU; on a loaded host that grows past the coordinator's
+ * heartbeat timeout, and an agent that read it in one go during setup was fenced as if it had stopped.
+ */
+export async function loadMnistInTurns(): Promise<MnistData> {
+  const turns = readMnist();
+  for (let turn = turns.next(); ; turn = turns.next()) {
+    if (turn.done) return turn.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Reads and splits the digits, yielding after each class file (the one copy of the loading logic). */
+function* readMnist(): Generator<void, MnistData> {
   if (cached) return cached;
   const dir = digitsDir();
   const pooledImages = new Float32Array(MNIST_SAMPLES * MNIST_PIXELS);
@@ -47,6 +67,7 @@ export function loadMnist(): MnistData {
       pooledImages.set(data.slice(s * MNIST_PIXELS, (s + 1) * MNIST_PIXELS), count * MNIST_PIXELS);
       pooledLabels[count] = digit;
     }
+    yield;
   }
   if (count !== MNIST_SAMPLES) throw new Error(`Expected ${MNIST_SAMPLES} MNIST digits in ${dir}, found ${count}.`);
   const order = mnistSplitOrder(MNIST_SAMPLES);

@@ -1,13 +1,13 @@
 import { MNIST_PIXELS } from '../../engine/data/mnistSplit.js';
 import type { Dataset, DataSplit } from '../../engine/wire/data/dataset.js';
-import { loadMnist, type DigitSet } from './mnist.js';
+import { loadMnistInTurns, type DigitSet } from './mnist.js';
 
 /**
  * The bundled digits as a Dataset: the model's one input reads the 784 pixels of a sample, its one
  * output the class index (as a float, like every target row).
  */
-export function mnistDataset(inputName: string, targetName: string): Dataset {
-  const data = loadMnist();
+export async function mnistDataset(inputName: string, targetName: string): Promise<Dataset> {
+  const data = await loadMnistInTurns();
   const split = (set: DigitSet): DataSplit => ({
     size: set.size,
     gather(names, indices) {

@@ -8,7 +8,7 @@ import { mnistDataset } from './mnistDataset.js';
 import { rememberSource } from './stepRows.js';
 
 /** What a job trains on: the bundled digits (which only agents carry), or the user's data. */
-export function openDataset(ref: DataRef, graph: ModelGraph, losses: OutputLoss[], seed: number): Dataset {
+export async function openDataset(ref: DataRef, graph: ModelGraph, losses: OutputLoss[], seed: number): Promise<Dataset> {
   const arrays = modelArrays(graph, losses);
   if (ref.kind !== 'mnist') {
     const dataset = openUserData(ref, arrays, seed);

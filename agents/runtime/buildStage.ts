@@ -71,7 +71,7 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
     gradientSync: stepBarrier ? new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }) : null,
     optimizer: stepBarrier ? null : createOptimizer(plan.optimizer),
     mesh,
-    data: openDataset(training.data, setup.model, training.losses, plan.seed),
+    data: await openDataset(training.data, setup.model, training.losses, plan.seed),
     measures: { losses: training.losses, metrics: training.metrics ?? defaultMetrics(training.losses) },
     feeds: { inputs: setup.model.layers.filter((l) => l.spec.kind === 'input').map((l) => l.id), targets: training.losses.map((l) => l.output) },
     graphStage,
