@@ -64,6 +64,16 @@ async function openRuns(page: Page, url: string) {
   return page.getByTestId('runs-view');
 }
 
+/** The Runs table fits its width: its scroll box has nothing beyond its right edge, and neither has the page. */
+async function expectNoSidewaysScroll(page: Page): Promise<void> {
+  const widths = await page.evaluate(() => {
+    const box = document.querySelector('.runs-grid__scroll')!;
+    return { box: box.clientWidth, content: box.scrollWidth, page: document.documentElement.clientWidth, pageContent: document.documentElement.scrollWidth };
+  });
+  expect(widths.content, `the runs table is ${widths.content} px wide in a ${widths.box} px box`).toBeLessThanOrEqual(widths.box);
+  expect(widths.pageContent).toBeLessThanOrEqual(widths.page);
+}
+
 const rowIds = (page: Page) => page.getByTestId('run-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-run')));
 
 test('sorts, filters, names, compares, exports and deletes runs', async ({ page }) => {
@@ -132,6 +142,22 @@ test('sorts, filters, names, compares, exports and deletes runs', async ({ page 
     await view.getByTestId('runs-filter').fill('');
     mkdirSync('test-results', { recursive: true });
     await page.screenshot({ path: 'test-results/runs-table.png' });
+    await expectNoSidewaysScroll(page);
+
+    // At 1024×700 the table still fits: nothing scrolls sideways, a cut cell keeps its full text in its
+    // tooltip, and the columns a narrow table leaves out (dataset, hosts, tags, notes) are in the run's detail.
+    await page.setViewportSize({ width: 1024, height: 700 });
+    await expect(view.getByTestId('sort-notes')).toBeHidden();
+    await expect(view.getByTestId('sort-hosts')).toBeHidden();
+    await expect(view.getByTestId('sort-loss')).toBeVisible();
+    await expectNoSidewaysScroll(page);
+    await expect(view.locator('tr[data-run^="run-deployed"] td[data-col="name"]')).toHaveAttribute('title', 'run-deployed-with-a-very-long-identifier-that-would-overlap-titles');
+    await expect(detail.getByTestId('run-facts')).toContainText('data mnist · 1 agent on this machine');
+    await expect(detail.getByTestId('run-facts')).toContainText(/took .+ · final loss \d/);
+    await expect(detail.getByTestId('run-tags-input')).toHaveValue('baseline, sweep');
+    await expect(detail.getByTestId('run-notes-input')).toHaveValue('Half the loss of the first run.');
+    await page.screenshot({ path: 'test-results/runs-table-1024.png' });
+    await page.setViewportSize({ width: 1440, height: 900 });
 
     // CSV and JSON of this past run's metrics.
     const download = async (testId: string) => {

@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
 import type { RunDetail } from '../../../engine/protocol/runs';
 import { LineChart, jobMarkers } from '../charts/LineChart';
-import { formatBytes, formatDuration, formatMetric, formatPercent } from '../format';
+import { formatBytes, formatDuration, formatMetric, formatNumber, formatPercent } from '../format';
 import { RunActions } from './RunActions';
 import { RunMetaEditor } from './RunMetaEditor';
 import { runLabel } from './runsTableModel';
@@ -84,8 +84,11 @@ export function RunDetailView({ id }: { id: string }) {
       </h3>
       <RunActions run={summary} />
       <RunMetaEditor run={summary} />
-      <p className="muted">
-        {new Date(summary.createdAt).toLocaleString()} · {summary.agents} agents · {summary.stepsDone} of {summary.steps} steps · {summary.state}
+      {/* Every column of the Runs table, those a narrow table leaves out included. */}
+      <p className="muted" data-testid="run-facts">
+        {new Date(summary.createdAt).toLocaleString()} · data {summary.dataset ?? detail.dataset?.name ?? 'mnist'} · {summary.agents} agent{summary.agents === 1 ? '' : 's'} on {summary.hosts.join(', ')} · {summary.stepsDone} of {summary.steps} steps · {summary.state}
+        {summary.durationMs !== undefined && ` · took ${formatDuration(summary.durationMs)}`}
+        {summary.finalLoss !== undefined && ` · final loss ${formatNumber(summary.finalLoss)}`}
         {final && ` · ${final.validationAccuracy === undefined ? `validation loss ${formatMetric('loss', final.validationLoss)}` : `validation accuracy ${pct(final.validationAccuracy)}`} in ${formatDuration(final.seconds * 1000)} on ${final.backends.join(', ')}`}
       </p>
       {detail.message && <p className="error-text">{detail.message}</p>}

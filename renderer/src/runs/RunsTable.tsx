@@ -1,4 +1,4 @@
-import { useMemo } from 'react';
+import { useMemo, type ReactNode } from 'react';
 import type { RunSummary } from '../../../engine/protocol/runs';
 import { formatDuration, formatMetric, formatNumber } from '../format';
 import { filterRuns, RUN_COLUMNS, runLabel, sortRuns, type RunColumn } from './runsTableModel';
@@ -19,71 +19,79 @@ function metricsTitle(run: RunSummary): string | undefined {
   return parts.length ? parts.join('\n') : undefined;
 }
 
-function Cell({ run, column }: { run: RunSummary; column: RunColumn }) {
+/** When a run started, short in the cell ("1/2/30, 9:05 AM"), in full in its tooltip. */
+const startedShort = (iso: string) => new Date(iso).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' });
+
+/**
+ * A cell's content and its tooltip: every cell is cut to its column's width with an ellipsis (the
+ * table never scrolls sideways), so its full text is always in the tooltip.
+ */
+function cell(run: RunSummary, column: RunColumn): { content: ReactNode; title?: string; testId?: string; className?: string } {
   switch (column) {
     case 'name':
-      return (
-        <td className="runs-grid__name" title={run.id}>
-          <div>{runLabel(run)}</div>
-          {run.name && <div className="muted runs__id">{run.id}</div>}
-        </td>
-      );
+      return {
+        title: run.name ? `${run.name}\n${run.id}` : run.id,
+        content: (
+          <>
+            <div>{runLabel(run)}</div>
+            {run.name && <div className="muted runs__id">{run.id}</div>}
+          </>
+        ),
+      };
     case 'model':
-      return <td>{run.model}</td>;
+      return { content: run.model, title: run.model };
     case 'dataset':
-      return <td>{run.dataset ?? <span className="muted">mnist</span>}</td>;
+      return { content: run.dataset ?? <span className="muted">mnist</span>, title: run.dataset ?? 'mnist' };
     case 'plan':
-      return (
-        <td className="runs-grid__plan" title={run.planLabel}>
-          {run.planLabel}
-        </td>
-      );
+      return { content: run.planLabel, title: run.planLabel };
     case 'agents':
-      return <td className="num">{run.agents}</td>;
+      return { content: run.agents, title: `${run.agents} agents` };
     case 'hosts':
-      return <td title={run.hosts.join(', ')}>{run.hosts.length > 2 ? `${run.hosts[0]} +${run.hosts.length - 1}` : run.hosts.join(', ')}</td>;
+      return { content: run.hosts.length > 2 ? `${run.hosts[0]} +${run.hosts.length - 1}` : run.hosts.join(', '), title: run.hosts.join(', ') };
     case 'started':
-      return <td title={run.createdAt}>{new Date(run.createdAt).toLocaleString()}</td>;
+      return { content: startedShort(run.createdAt), title: new Date(run.createdAt).toLocaleString() };
     case 'duration':
-      return <td className="num">{run.durationMs === undefined ? '—' : formatDuration(run.durationMs)}</td>;
+      return { content: run.durationMs === undefined ? '—' : formatDuration(run.durationMs) };
     case 'status':
-      return (
-        <td className={`run-state run-state--${run.state}`} data-testid="run-status">
-          {run.state}
-          <div className="muted">
-            {run.stepsDone}/{run.steps} steps
-          </div>
-        </td>
-      );
+      return {
+        className: `run-state run-state--${run.state}`,
+        testId: 'run-status',
+        title: `${run.state}, ${run.stepsDone}/${run.steps} steps`,
+        content: (
+          <>
+            {run.state}
+            <div className="muted">
+              {run.stepsDone}/{run.steps} steps
+            </div>
+          </>
+        ),
+      };
     case 'loss':
-      return (
-        <td className="num" data-testid="run-final-loss">
-          {run.finalLoss === undefined ? '—' : formatNumber(run.finalLoss)}
-        </td>
-      );
+      return { testId: 'run-final-loss', content: run.finalLoss === undefined ? '—' : formatNumber(run.finalLoss) };
     case 'metric':
-      return (
-        <td className="num" title={metricsTitle(run)} data-testid="run-metric">
-          {metricText(run)}
-        </td>
-      );
+      return { testId: 'run-metric', title: metricsTitle(run), content: metricText(run) };
     case 'tags':
-      return (
-        <td data-testid="run-tags">
-          {run.tags.map((t) => (
-            <span key={t} className="run-tag">
-              {t}
-            </span>
-          ))}
-        </td>
-      );
+      return {
+        testId: 'run-tags',
+        title: run.tags.join(', ') || undefined,
+        content: run.tags.map((t) => (
+          <span key={t} className="run-tag">
+            {t}
+          </span>
+        )),
+      };
     case 'notes':
-      return (
-        <td className="runs-grid__notes" title={run.notes}>
-          {run.notes}
-        </td>
-      );
+      return { content: run.notes, title: run.notes };
   }
+}
+
+function Cell({ run, column, numeric, priority }: { run: RunSummary; column: RunColumn; numeric?: boolean; priority: number }) {
+  const { content, title, testId, className } = cell(run, column);
+  return (
+    <td className={[className, numeric ? 'num' : undefined].filter(Boolean).join(' ') || undefined} title={title} data-testid={testId} data-col={column} data-priority={priority}>
+      {content}
+    </td>
+  );
 }
 
 /** The runs on disk as a table: click a header to sort, type to filter, tick runs to compare any number of them. */
@@ -133,7 +141,7 @@ export function RunsTable() {
         <table className="runs-table runs-table--list" data-testid="runs-list">
           <thead>
             <tr>
-              <th>
+              <th data-col="tick">
                 <input
                   type="checkbox"
                   aria-label="Compare every run shown"
@@ -143,8 +151,8 @@ export function RunsTable() {
                 />
               </th>
               {RUN_COLUMNS.map((c) => (
-                <th key={c.key} aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'} className={c.numeric ? 'num' : undefined}>
-                  <button type="button" className="runs-grid__sort" onClick={() => sortBy(c.key)} data-testid={`sort-${c.key}`}>
+                <th key={c.key} aria-sort={sort.key === c.key ? (sort.descending ? 'descending' : 'ascending') : 'none'} className={c.numeric ? 'num' : undefined} data-col={c.key} data-priority={c.priority}>
+                  <button type="button" className="runs-grid__sort" onClick={() => sortBy(c.key)} title={`Sort by ${c.label.toLowerCase()}`} data-testid={`sort-${c.key}`}>
                     {c.label}
                     <span aria-hidden="true">{sort.key === c.key ? (sort.descending ? ' ▼' : ' ▲') : ''}</span>
                   </button>
@@ -155,11 +163,11 @@ export function RunsTable() {
           <tbody>
             {shown.map((run) => (
               <tr key={run.id} className={run.id === opened ? 'is-selected' : undefined} data-testid="run-row" data-run={run.id} onClick={() => openRun(run.id)}>
-                <td onClick={(e) => e.stopPropagation()}>
+                <td data-col="tick" onClick={(e) => e.stopPropagation()}>
                   <input type="checkbox" aria-label={`Compare ${runLabel(run)}`} checked={compare.includes(run.id)} onChange={() => toggleCompare(run.id)} />
                 </td>
                 {RUN_COLUMNS.map((c) => (
-                  <Cell key={c.key} run={run} column={c.key} />
+                  <Cell key={c.key} run={run} column={c.key} numeric={c.numeric} priority={c.priority} />
                 ))}
               </tr>
             ))}

@@ -6,20 +6,24 @@ import type { RunSummary } from '../../../engine/protocol/runs';
  */
 export type RunColumn = 'name' | 'model' | 'dataset' | 'plan' | 'agents' | 'hosts' | 'started' | 'duration' | 'status' | 'loss' | 'metric' | 'tags' | 'notes';
 
-export const RUN_COLUMNS: Array<{ key: RunColumn; label: string; numeric?: boolean }> = [
-  { key: 'name', label: 'Name' },
-  { key: 'model', label: 'Model' },
-  { key: 'dataset', label: 'Dataset' },
-  { key: 'plan', label: 'Plan' },
-  { key: 'agents', label: 'Agents', numeric: true },
-  { key: 'hosts', label: 'Hosts' },
-  { key: 'started', label: 'Started' },
-  { key: 'duration', label: 'Duration', numeric: true },
-  { key: 'status', label: 'Status' },
-  { key: 'loss', label: 'Final loss', numeric: true },
-  { key: 'metric', label: 'Metrics', numeric: true },
-  { key: 'tags', label: 'Tags' },
-  { key: 'notes', label: 'Notes' },
+/**
+ * `priority`: 1 always shown; 2 and 3 are left out of a narrow table (2 below 1000 px, 3 below 1100 px
+ * of table width: runs.css), their values still shown in the run's detail, so nothing needs a sideways scroll.
+ */
+export const RUN_COLUMNS: Array<{ key: RunColumn; label: string; numeric?: boolean; priority: 1 | 2 | 3 }> = [
+  { key: 'name', label: 'Name', priority: 1 },
+  { key: 'model', label: 'Model', priority: 1 },
+  { key: 'dataset', label: 'Dataset', priority: 2 },
+  { key: 'plan', label: 'Plan', priority: 1 },
+  { key: 'agents', label: 'Agents', numeric: true, priority: 1 },
+  { key: 'hosts', label: 'Hosts', priority: 2 },
+  { key: 'started', label: 'Started', priority: 1 },
+  { key: 'duration', label: 'Duration', numeric: true, priority: 1 },
+  { key: 'status', label: 'Status', priority: 1 },
+  { key: 'loss', label: 'Final loss', numeric: true, priority: 1 },
+  { key: 'metric', label: 'Metrics', numeric: true, priority: 1 },
+  { key: 'tags', label: 'Tags', priority: 3 },
+  { key: 'notes', label: 'Notes', priority: 3 },
 ];
 
 export interface RunSort {
