@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobEventSchema, type EvalEvent, type FinalEvent, type JobEvent } from '../../engine/protocol/events.js';
 import type { DatasetRecord } from '../../engine/protocol/runs.js';
+import type { TrainingSetup } from '../../engine/protocol/trainingSetup.js';
 import { saveLayersModel, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
 
 /**
@@ -90,7 +91,12 @@ describe('validation metrics of shoal train --json', () => {
     expect(evals.at(-1)!.confusion).toEqual(c);
 
     const [runId] = readdirSync(join(dataDir, 'runs'));
-    const record = JSON.parse(readFileSync(join(dataDir, 'runs', runId, 'job.json'), 'utf8')) as { dataset: DatasetRecord };
+    const record = JSON.parse(readFileSync(join(dataDir, 'runs', runId, 'job.json'), 'utf8')) as { dataset: DatasetRecord; plan: { seed: number }; training: TrainingSetup };
+    // The split is recorded with what makes it reproducible: the fraction and the seed it was drawn by.
+    expect(record.training.data).toMatchObject({ kind: 'dataset', dataset: { format: 'csv', validationSplit: SPLIT } });
+    expect(record.dataset.description).toContain(`(validation split ${SPLIT})`);
+    expect(Number.isInteger(record.plan.seed)).toBe(true);
+    expect(run.stderr).toContain(`validation ${validationSamples} held out by seed ${record.plan.seed}`);
     expect(record.dataset.name).toBe('animals.csv');
     expect(record.dataset.trainSamples).toBe(SAMPLES - validationSamples);
     expect(record.dataset.validationSamples).toBe(validationSamples);

@@ -49,6 +49,27 @@ describe('JSON Lines reader', () => {
     again.close();
   });
 
+  it('gives a mask input the lines do not carry: 1 where its tokens are, 0 where padded, at the end or the start', () => {
+    const masked: ModelArrays = {
+      inputs: [{ name: 'input_ids', shape: [4], dtype: 'int32', range: [0, 49] }, { name: 'attention_mask', shape: [4], dtype: 'float32' }],
+      targets: [{ name: 'logits', shape: [], dtype: 'int32', range: [0, 1] }],
+    };
+    const rows = [{ input_ids: [5, 6], logits: 0 }, { input_ids: [1, 2, 3, 4, 5, 6], logits: 1 }];
+    const post = open(jsonl('mask.jsonl', rows), masked);
+    expect([...post.train.gather(['input_ids', 'attention_mask'], [0, 1])]).toEqual([5, 6, 0, 0, 1, 1, 0, 0, 1, 2, 3, 4, 1, 1, 1, 1]);
+    expect(post.describe).toContain('attention_mask ← 1 where "input_ids" has a token, 0 where padded');
+    post.close();
+    const pre = open(jsonl('mask-pre.jsonl', rows, { preprocessing: { padding: 'pre', truncating: 'pre' } }), masked);
+    expect([...pre.train.gather(['input_ids', 'attention_mask'], [0, 1])]).toEqual([0, 0, 5, 6, 0, 0, 1, 1, 3, 4, 5, 6, 1, 1, 1, 1]);
+    pre.close();
+    // A mask the lines carry is read as they give it.
+    const given = open(jsonl('mask-given.jsonl', [{ input_ids: [5, 6], attention_mask: [1, 0], logits: 0 }]), masked);
+    expect([...given.train.gather(['attention_mask'], [0])]).toEqual([1, 0, 0, 0]);
+    given.close();
+    const two: ModelArrays = { ...masked, inputs: [...masked.inputs, { name: 'type_ids', shape: [4], dtype: 'int32', range: [0, 1] }] };
+    expect(() => open(jsonl('mask-two.jsonl', [{ input_ids: [1], type_ids: [0], logits: 0 }]), two)).toThrow(/model input 'attention_mask' looks like a mask of 4, but 2 token inputs \('input_ids', 'type_ids'\).*add the key "attention_mask"/);
+  });
+
   it('reports bad lines by number: invalid JSON, a missing key, an id outside the vocabulary, a label out of range', () => {
     expect(() => open(jsonl('bad.jsonl', []), seqModel(3))).toThrow(/no lines/);
     writeFileSync(join(root, 'broken.jsonl'), '{"tokens":[1],"label":0}\n{"tokens":[1,\n');

@@ -3,7 +3,8 @@
  * for a model with one input and one output, else one key per input and output layer (or what a
  * dataset.json's `"key"` names). Sequences are padded (with `padValue`, default 0) or cut to the
  * model's length — at the end by default, at the start with `"padding"`/`"truncating": "pre"` as Keras's
- * pad_sequences. Labels are class ids, class names (mapped to ids sorted by name) or numbers. The file
+ * pad_sequences. A model input named as a mask (`attention_mask`, `padding_mask`, `mask`) that the lines do not
+ * carry gets 1 where its token input holds a token and 0 where it was padded. Labels are class ids, class names (mapped to ids sorted by name) or numbers. The file
  * is indexed once (line offsets and per-key facts, cached with a checksum) and agents read only the
  * lines of their samples. Problems are reported by line number before anything trains.
  */
@@ -27,6 +28,9 @@ interface KeyStats {
   firstMissing?: number;
 }
 interface LinesStats { keys: Record<string, KeyStats>; lines: number[] }
+
+/** Input layer names that mean a padding mask (Keras's padding_mask, Hugging Face's attention_mask…). */
+const MASK_NAME = /(^|[_\-/.])mask$/i;
 
 class KeyBuilder {
   s: Omit<KeyStats, 'scalars'> = { sequences: 0, minLength: Infinity, maxLength: 0, seqMin: Infinity, seqMinLine: 0, seqMax: -Infinity, seqMaxLine: 0 };
@@ -88,7 +92,9 @@ export function openJsonLines(path: string, description: DatasetDescription, arr
     const found = [...(single ? fallbacks : []), a.name].find((k) => k in keys);
     return found ? { key: found } : `no key for model layer '${a.name}': expected ${[...(single ? fallbacks : []), a.name].map((k) => `"${k}"`).join(' or ')}; the lines have ${known}.`;
   };
-  const inputs = pairFeeds(path, 'inputs', description.inputs, arrays.inputs, byDefault(['tokens', 'input_ids', 'x']));
+  // A mask input (attention_mask, padding_mask…) the lines do not carry is made from the tokens, as a tokenizer would.
+  const masks = arrays.inputs.filter((a) => arrays.inputs.length > 1 && MASK_NAME.test(a.name) && !(a.name in keys) && !description.inputs?.some((f) => f.layer === a.name));
+  const inputs = pairFeeds(path, 'inputs', description.inputs, arrays.inputs.filter((a) => !masks.includes(a)), byDefault(['tokens', 'input_ids', 'x']));
   const targets = pairFeeds(path, 'outputs', description.outputs, arrays.targets, byDefault(['label', 'labels', 'y']));
   const statsOf = (key: string, layer: string) => {
     const s = keys[key];
@@ -146,6 +152,25 @@ export function openJsonLines(path: string, description: DatasetDescription, arr
       },
     });
     notes.push(`${array.name} ← "${key}" (lengths ${s.minLength}–${s.maxLength}, ${s.maxLength > length ? 'cut' : 'padded'} to ${length})`);
+  }
+  for (const mask of masks) {
+    const length = rowSizeOf(fixedShape(path, mask, 'input'));
+    const tokens = inputs.filter(({ array }) => rowSizeOf(array.shape) === length);
+    if (tokens.length !== 1) throw new Error(`${path}: model input '${mask.name}' looks like a mask of ${length}, but ${tokens.length ? `${tokens.length} token inputs (${tokens.map((t) => `'${t.array.name}'`).join(', ')})` : 'no token input'} of that length could give it; add the key "${mask.name}" to every line.`);
+    const key = tokens[0].feed.key!;
+    sources.set(mask.name, {
+      rowSize: length,
+      readRows(rows, out, offset, stride) {
+        const objs = objectsOf(rows);
+        for (let r = 0; r < rows.length; r++) {
+          const at = offset + r * stride;
+          const n = Math.min((objs[r][key] as unknown[]).length, length);
+          out.fill(0, at, at + length);
+          out.fill(1, at + (pre.padding === 'pre' ? length - n : 0), at + (pre.padding === 'pre' ? length : n));
+        }
+      },
+    });
+    notes.push(`${mask.name} ← 1 where "${key}" has a token, 0 where padded`);
   }
   const classes: Record<string, string[]> = {};
   for (const { array, feed } of targets) {
