@@ -6,6 +6,8 @@ import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
 import { clustersService } from '../../engine/node/clustersService.js';
 import { clustersFile, findCluster, loadClusters, saveClusterTest } from '../../engine/node/hosts/clusterStore.js';
 import { testRecord } from '../../engine/node/hosts/clusterTestRecord.js';
+import { storeClusterTest } from '../../engine/node/hosts/storeClusterTest.js';
+import type { SurveyOutcome } from '../../engine/node/hosts/surveyAfterPreflight.js';
 import { testedAgo } from '../../renderer/src/clusters/testedAgo.js';
 
 /**
@@ -35,10 +37,15 @@ function results(ok: Record<string, boolean>): HostPreflight[] {
   })) as HostPreflight[];
 }
 
-/** Store a finished test of the cluster as it is now. */
-function tested(name: string, ok: Record<string, boolean>, links?: { state: 'done'; pairs: number }): void {
-  saveClusterTest(name, testRecord(findCluster(name)!.hosts, results(ok), links, AT));
+/** Store a finished test of the cluster as it is now, as the studio's test and `shoal cluster test` do. */
+function tested(name: string, ok: Record<string, boolean>, survey?: SurveyOutcome): void {
+  storeClusterTest(findCluster(name)!, results(ok), survey, AT);
 }
+
+const measured: SurveyOutcome = {
+  file: 'cluster-profiles/lab.json',
+  profile: { version: 1, cluster: 'lab', measuredAt: '2026-12-01T09:00:00Z', hosts: ['10.0.0.1', '10.0.0.2'], links: [{ from: '10.0.0.1', to: '10.0.0.2', alpha: 1e-4, beta: 1e9, rttMs: 0.2 }], leftOut: [] },
+};
 
 const lastTest = async (name: string) => (await api.listClusters()).clusters.find((c) => c.name === name)?.lastTest;
 
@@ -50,7 +57,7 @@ beforeEach(async () => {
 describe('the stored last connection test', () => {
   it('is read back with the cluster: when, each host ready or why not, what preflight found, the links', async () => {
     expect(await lastTest('lab')).toBeUndefined();
-    tested('lab', { '10.0.0.1': true, '10.0.0.2': false }, { state: 'done', pairs: 1 });
+    tested('lab', { '10.0.0.1': true, '10.0.0.2': false }, measured);
     // What a studio started afresh over the same config folder sees.
     expect(await clustersService().listClusters()).toMatchObject({
       clusters: [
@@ -71,7 +78,8 @@ describe('the stored last connection test', () => {
   });
 
   it('does not cover a host changed or added since: its verdict is gone, the others keep theirs', async () => {
-    tested('lab', { '10.0.0.1': true, '10.0.0.2': true });
+    tested('lab', { '10.0.0.1': true, '10.0.0.2': true }, { skipped: 'it needs two hosts that pass preflight, and 1 did.' });
+    expect((await lastTest('lab'))?.links).toEqual({ state: 'skipped', detail: 'it needs two hosts that pass preflight, and 1 did.' });
     await api.editClusterHost({ cluster: 'lab', host: '10.0.0.2', address: 'alice@10.0.0.3' });
     await api.addClusterHosts({ cluster: 'lab', hosts: ['alice@10.0.0.4'] });
     const test = await lastTest('lab');

@@ -1,6 +1,7 @@
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
 import type { SshCluster } from '../hosts/clusterStore.js';
 import { linkReport } from '../hosts/linkReport.js';
+import { storeClusterTest } from '../hosts/storeClusterTest.js';
 import { surveyAfterPreflight } from '../hosts/surveyAfterPreflight.js';
 import type { SurveyEvent } from '../hosts/surveyLinks.js';
 import type { CommandIo } from './commandIo.js';
@@ -28,6 +29,12 @@ export async function runClusterTest(cluster: SshCluster, options: { trustNew: b
   const results = await preflightHosts(cluster.hosts, { onProgress, ...prompts });
   const ok = results.every((r) => r.ok);
   const survey = options.survey === false ? undefined : await surveyAfterPreflight(cluster, results, { onProgress, ...prompts });
+  // Kept with the cluster: the studio shows the latest test and holds Deploy back while it failed.
+  try {
+    storeClusterTest(cluster, results, survey);
+  } catch (err) {
+    io.err(`The test's result could not be stored with cluster ${cluster.name}: ${(err as Error).message}\n`);
+  }
   if (options.json) io.out(JSON.stringify({ cluster: cluster.name, ok, hosts: results, ...(survey ? { survey } : {}) }, null, 2) + '\n');
   else {
     io.out(summary(cluster.name, results));

@@ -2,9 +2,10 @@ import type { TrustRequest } from '../deploy/ssh/connectHost.js';
 import { preflightHosts, type HostPreflight, type PreflightEvent } from '../deploy/ssh/preflight.js';
 import type { ClusterTestStatus, HostTestView, SurveyView } from '../../protocol/clusters.js';
 import { HostKeyQuestions } from './hostKeyQuestions.js';
-import { saveClusterTest, type SshCluster } from './clusterStore.js';
-import { hostFacts, testRecord, type ClusterTestRecord } from './clusterTestRecord.js';
-import { surveyAfterPreflight } from './surveyAfterPreflight.js';
+import type { SshCluster } from './clusterStore.js';
+import { hostFacts } from './clusterTestRecord.js';
+import { storeClusterTest } from './storeClusterTest.js';
+import { surveyAfterPreflight, type SurveyOutcome } from './surveyAfterPreflight.js';
 import type { SurveyEvent } from './surveyLinks.js';
 
 /** Finished tests kept for the view to read; older ones are forgotten. */
@@ -18,6 +19,8 @@ class ClusterTestRun {
   /** The link survey after preflight (clusters of two or more hosts). */
   survey: SurveyView | undefined;
   preflightDone = false;
+  /** What the survey came to, for the stored test. */
+  surveyOutcome: SurveyOutcome | undefined;
   /** Why the finished test could not be stored with the cluster (clusters.json unreadable). */
   notStored: string | undefined;
 
@@ -44,6 +47,7 @@ class ClusterTestRun {
   /** Survey the hosts that passed preflight; the matrix is stored for the cluster (see surveyAfterPreflight). */
   async runSurvey(results: HostPreflight[]): Promise<void> {
     const outcome = await surveyAfterPreflight(this.cluster, results, { onProgress: (e) => this.surveyProgress(e), trustRequest: this.trustRequest });
+    this.surveyOutcome = outcome;
     if (!outcome) return;
     const steps = this.survey?.steps ?? [];
     if ('profile' in outcome) this.survey = { state: 'done', steps, profile: outcome.profile };
@@ -79,11 +83,8 @@ class ClusterTestRun {
 
   /** Store what the test found with the cluster, so that it holds after the studio restarts. */
   store(results: HostPreflight[]): void {
-    const survey = this.survey;
-    const links: ClusterTestRecord['links'] =
-      survey?.state === 'done' ? { state: 'done', pairs: survey.profile?.links.length ?? 0 } : survey?.state === 'failed' || survey?.state === 'skipped' ? { state: survey.state, ...(survey.detail ? { detail: survey.detail } : {}) } : undefined;
     try {
-      saveClusterTest(this.cluster.name, testRecord(this.cluster.hosts, results, links, Date.now()));
+      storeClusterTest(this.cluster, results, this.surveyOutcome);
     } catch (err) {
       this.notStored = (err as Error).message;
     }
@@ -125,6 +126,7 @@ export class ClusterTests {
           run.finish(results);
           await run.runSurvey(results).catch((err: Error) => {
             run.survey = { state: 'failed', steps: run.survey?.steps ?? [], detail: err.message };
+            run.surveyOutcome = { error: err.message };
           });
           // Before the test reads as done, so that the listing a view fetches then carries it.
           run.store(results);
