@@ -22,7 +22,7 @@ export type StudioService = StudioApi & { close(): Promise<void> };
  * renderer is parsed here (zod), whatever the shell, because the renderer is not trusted.
  */
 export function createStudioService(opts: { shell: 'electron' | 'web' }): StudioService {
-  const jobs = new Map<string, LocalJob>();
+  const jobs = new Map<string, StudioJob>();
   const listeners = new Set<(jobId: string, event: JobEvent) => void>();
   const { close: closeClusterTests, ...clusters } = clustersService();
   const emit = (jobId: string, event: JobEvent) => {
