@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Installs the system packages Shoal's tests use on Debian/Ubuntu: Chromium for the end-to-end tests,
-# OpenSSH (sshd, ssh-keygen, ssh-agent) for the SSH tests, which run their own private sshd instances.
+# OpenSSH (sshd, ssh-keygen, ssh-agent) for the SSH tests, which run their own private sshd instances;
+# NumPy, pandas and Pillow, with which the tests write data as users do (the README's data examples).
 # Skips what is already there; uses sudo when not run as root.
 set -euo pipefail
 need=()
 if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then need+=(chromium); fi
 if [ ! -x /usr/sbin/sshd ]; then need+=(openssh-server); fi
 if ! command -v ssh-keygen >/dev/null 2>&1 || ! command -v ssh-agent >/dev/null 2>&1; then need+=(openssh-client); fi
+for module in numpy:python3-numpy pandas:python3-pandas PIL:python3-pil; do
+  if ! python3 -c "import ${module%%:*}" >/dev/null 2>&1; then need+=("${module#*:}"); fi
+done
 if [ ${#need[@]} -eq 0 ]; then
   echo "setup-debian: system packages already present"
   exit 0

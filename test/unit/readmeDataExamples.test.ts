@@ -50,12 +50,22 @@ function pythonExamples(): Example[] {
   });
 }
 
-/** The modules a block imports that python3 here cannot import ([] when all are there), or null without python3. */
-function missingModules(code: string): string[] | null {
+/**
+ * The Python that can run a block: `python3` on PATH, else Debian's /usr/bin/python3 (where
+ * scripts/setup-debian.sh installs NumPy, pandas and Pillow when a pyenv or venv python3 comes first),
+ * or why neither can: the modules that `python3` lacks, or that there is no python3 at all.
+ */
+function pythonFor(code: string): { python: string } | { why: string } {
   const modules = [...code.matchAll(/^(?:from (\w+)|import ([\w, ]+))/gm)].flatMap((m) => (m[1] ? [m[1]] : m[2].split(',').map((s) => s.trim().split(' ')[0])));
-  const probe = spawnSync('python3', ['-c', 'import sys, importlib.util; print(",".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))', ...modules], { encoding: 'utf8' });
-  if (probe.status !== 0) return null;
-  return probe.stdout.trim() ? probe.stdout.trim().split(',') : [];
+  let why = 'python3 is not installed';
+  for (const python of ['python3', '/usr/bin/python3']) {
+    const probe = spawnSync(python, ['-c', 'import sys, importlib.util; print(",".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))', ...modules], { encoding: 'utf8' });
+    if (probe.status !== 0) continue;
+    const missing = probe.stdout.trim();
+    if (!missing) return { python };
+    if (python === 'python3') why = `python3 here lacks ${missing.split(',').join(', ')}`;
+  }
+  return { why };
 }
 
 function openExample(ex: Example, folder: string) {
@@ -73,12 +83,12 @@ describe("the README's data examples", () => {
   });
 
   for (const ex of examples) {
-    const missing = missingModules(ex.code);
-    const why = missing === null ? 'python3 is not installed' : missing.length ? `python3 here lacks ${missing.join(', ')}` : '';
+    const found = pythonFor(ex.code);
+    const why = 'why' in found ? found.why : '';
     it.skipIf(why !== '')(`--data ${ex.data}: the example's files open with the reader a job uses${why ? ` (SKIPPED: ${why})` : ''}`, () => {
       const folder = join(root, ex.data.replace(/\W/g, '_'));
       mkdirSync(folder);
-      execFileSync('python3', ['-c', ex.code], { cwd: folder });
+      execFileSync((found as { python: string }).python, ['-c', ex.code], { cwd: folder });
       const data = openExample(ex, folder);
       expect(data.train.size + data.validation.size).toBe(MODELS[ex.data].samples);
       const { inputs, targets } = MODELS[ex.data].arrays;
