@@ -22,6 +22,9 @@ async function train(tag: string, plan: Plan, agents: number, steps: number): Pr
   return events;
 }
 
+/** Each test trains 4 real agents for 125 steps: about 30 s on a quiet 2-core machine, near 120 s under load 11. */
+const LONG_RUN_MS = 360_000;
+
 /** PipeMare's asynchronous schedule on real agent processes: no flush, per-micro-batch updates. */
 describe('asynchronous pipeline (PipeMare)', () => {
   it('pp2 × dp2 with both corrections learns, and reports each stage’s delay, step size and correction', async () => {
@@ -50,7 +53,7 @@ describe('asynchronous pipeline (PipeMare)', () => {
     // Stage 0's passes of one window belong to several steps' micro-batches (4 per step): no drain between them.
     const stage0Micros = middle.events.filter((e) => e.rank === 0 && e.kind === 'forward').map((e) => Math.floor(e.micro! / 4));
     expect(new Set(stage0Micros).size).toBeGreaterThan(1);
-  });
+  }, LONG_RUN_MS);
 
   it('without corrections, and with virtual nodes, it still trains', async () => {
     const plan: Plan = {
@@ -63,5 +66,5 @@ describe('asynchronous pipeline (PipeMare)', () => {
     const final = events.at(-1);
     expect(final?.type === 'final' && final.validationAccuracy).toBeGreaterThan(0.85);
     expect(events.filter((e) => e.type === 'pipeline' && e.correction !== 0)).toEqual([]);
-  });
+  }, LONG_RUN_MS);
 });
