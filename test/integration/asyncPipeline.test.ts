@@ -22,7 +22,7 @@ async function train(tag: string, plan: Plan, agents: number, steps: number): Pr
   return events;
 }
 
-/** Each test trains 4 real agents for 125 steps: about 30 s on a quiet 2-core machine, near 120 s under load 11. */
+/** Each test trains 4 real agents for 125 steps: one took 118 s under load 11 on 2 cores. */
 const LONG_RUN_MS = 360_000;
 
 /** PipeMare's asynchronous schedule on real agent processes: no flush, per-micro-batch updates. */
