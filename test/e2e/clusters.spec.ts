@@ -150,9 +150,18 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
     await expect(form.getByTestId('add-identity-error')).toHaveText(`Identity file ${join(mine.home, 'no-such-key')} does not exist.`);
     expect(existsSync(join(mine.home, 'shoal-config', 'clusters.json'))).toBe(false);
     await view.getByTestId('add-identity').fill('');
+    // The cluster's settings may come with its hosts, checked at their fields too.
+    await form.getByTestId('add-settings-toggle').click();
+    await form.getByTestId('add-remote-dir').fill('/');
+    await expect(form.getByTestId('add-remote-dir-error')).toHaveText('the remote directory must be a folder of its own, not / or ~ itself');
+    await form.getByTestId('add-remote-dir').fill('~/shoal-lab');
+    await form.getByTestId('add-env').fill('SHOAL_X=1');
+    await expect(form.getByTestId('add-env-error')).toHaveText('SHOAL_X: SHOAL_*, NODE_PATH and HOME are set by Shoal; choose another name');
+    await form.getByTestId('add-env').fill('');
     await view.getByTestId('add-hosts-submit').click();
     await expect(view.getByTestId('cluster-host')).toHaveCount(2);
     await expect(form.locator('.field__error')).toHaveCount(0);
+    expect(stored().clusters[0].remoteDir).toBe('~/shoal-lab');
 
     // A test where no host is ready (nothing listens on port 1).
     await view.getByTestId('test-cluster').click();
@@ -204,6 +213,7 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
 
     // Settings: checked at their fields as typed, with the schema's words; saved as a whole.
     const settings = reopened.getByTestId('cluster-settings-form');
+    await expect(settings.getByTestId('settings-remote-dir')).toHaveValue('~/shoal-lab');
     await settings.getByTestId('settings-remote-dir').fill('scratch/shoal');
     await expect(settings.getByTestId('settings-remote-dir-error')).toContainText('the remote directory must start with ~/');
     await settings.getByTestId('settings-remote-dir').fill('/scratch/shoal');

@@ -1,5 +1,6 @@
 import { useState, type FocusEvent, type FormEvent } from 'react';
 import { AddHostsRequestSchema, ImportHostsRequestSchema } from '../../../engine/protocol/clusters';
+import { SettingsFields, settingsOf, settingsText } from './ClusterSettingsForm';
 import { addHosts, importHosts } from './clustersStore';
 import { fieldErrors } from './fieldErrors';
 import { FieldError, invalidProps } from './FieldError';
@@ -28,10 +29,14 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
   const [hosts, setHosts] = useState('');
   const [identity, setIdentity] = useState('');
   const [jump, setJump] = useState('');
+  const [settings, setSettings] = useState(settingsText);
+  const [moreOpen, setMoreOpen] = useState(false);
   const [touched, setTouched] = useState<Record<string, boolean>>({});
   const [refusal, setRefusal] = useState<{ field: string; message: string }>();
-  const request = { cluster: cluster.trim(), hosts: hostList(hosts), identityFile: identity.trim() || undefined, jump: jump.trim() || undefined };
-  const { errors } = fieldErrors(AddHostsRequestSchema, request, { hosts: 'host' });
+  const typed = settingsOf(settings);
+  const request = { cluster: cluster.trim(), hosts: hostList(hosts), identityFile: identity.trim() || undefined, jump: jump.trim() || undefined, ...typed.settings };
+  const { errors } = fieldErrors(AddHostsRequestSchema, request, { hosts: 'host', setup: 'setup command' });
+  if (typed.badEnvLine) errors.env = typed.badEnvLine;
   const shown = (field: string) => (touched[field] ? errors[field] : undefined) ?? (refusal?.field === field ? refusal.message : undefined);
   // Leaving a field for the Add button shows nothing yet: a message appearing then would move the
   // button from under the pointer and swallow the click; the submit shows every message anyway.
@@ -40,16 +45,17 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
   };
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setTouched({ cluster: true, hosts: true, identityFile: true, jump: true });
+    setTouched({ cluster: true, hosts: true, identityFile: true, jump: true, remoteDir: true, setup: true, env: true });
     setRefusal(undefined);
     const parsed = AddHostsRequestSchema.safeParse(request);
-    if (!parsed.success) return;
+    if (!parsed.success || typed.badEnvLine) return;
     const refused = await addHosts(parsed.data);
     if (refused) {
       setRefusal({ field: refusalField(refused), message: refused });
       return;
     }
     setHosts('');
+    setSettings(settingsText());
     setTouched({});
   };
   return (
@@ -75,6 +81,19 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
         <input value={jump} onChange={(e) => (setJump(e.target.value), setRefusal(undefined))} onBlur={touch('jump')} placeholder="bob@bastion" {...invalidProps('add-jump-error', shown('jump'))} data-testid="add-jump" />
         <FieldError id="add-jump-error" message={shown('jump')} />
       </label>
+      {/* Open while the user keeps it open, and whenever a setting has a message to show. */}
+      <details className="cluster-form__more" open={moreOpen || !!(shown('remoteDir') ?? shown('setup') ?? shown('env'))} onToggle={(e) => setMoreOpen(e.currentTarget.open)}>
+        <summary data-testid="add-settings-toggle">Cluster settings (optional: remote directory, setup, env)</summary>
+        <SettingsFields
+          id="add"
+          text={settings}
+          shown={shown}
+          onChange={(field, value) => {
+            setSettings((t) => ({ ...t, [field]: value }));
+            setTouched((t) => ({ ...t, [field]: true }));
+          }}
+        />
+      </details>
       <FieldError id="add-form-error" message={refusal?.field === 'form' ? refusal.message : undefined} />
       <button type="submit" className="button" data-testid="add-hosts-submit">
         Add
