@@ -218,3 +218,37 @@ test('stages are framed top-down without overlapping; the minimap is in every vi
   }
   await shot(page, 'graph-stages');
 });
+
+test('the canvas follows the theme; the minimap fits the window and draws a deep graph wide enough to see', async ({ page, studio }) => {
+  test.setTimeout(3 * 60_000);
+  await ready(page, studio.url);
+  const flow = graph(page).locator('.react-flow');
+  const theme = (await page.evaluate(() => document.documentElement.dataset.theme)) ?? 'dark';
+  const other = theme === 'dark' ? 'light' : 'dark';
+  await expect(flow).toHaveClass(new RegExp(`\\b${theme}\\b`));
+  await page.getByTestId('theme-toggle').click();
+  await expect(flow).toHaveClass(new RegExp(`\\b${other}\\b`));
+  await page.getByTestId('theme-toggle').click();
+  await expect(flow).toHaveClass(new RegExp(`\\b${theme}\\b`));
+
+  // resnet50 folded is a column of blocks many times taller than wide.
+  await page.getByTestId('model-picker').selectOption('resnet50');
+  await expect(graph(page).getByTestId('graph-block').first()).toBeVisible({ timeout: 30_000 });
+  const minimap = graph(page).locator('.react-flow__minimap svg');
+  const sizes = [await box(minimap)];
+  for (const size of [{ width: 1024, height: 700 }, { width: 1920, height: 1080 }]) {
+    await page.setViewportSize(size);
+    // The map follows the canvas's new size.
+    await expect.poll(async () => (await box(minimap)).height).not.toBe(sizes[sizes.length - 1].height);
+    const canvas = await box(flow);
+    const map = await box(minimap);
+    expect(map.width, 'the deep graph drawn as a hairline').toBeGreaterThanOrEqual(64);
+    expect(map.width * map.height, `the minimap covers ${Math.round((100 * map.width * map.height) / (canvas.width * canvas.height))}% of the canvas`).toBeLessThan(0.1 * canvas.width * canvas.height);
+    // In the canvas's bottom-right corner.
+    expect(map.x + map.width).toBeGreaterThan(canvas.x + canvas.width - 40);
+    expect(map.y + map.height).toBeGreaterThan(canvas.y + canvas.height - 40);
+    sizes.push(map);
+    await shot(page, `graph-minimap-${size.width}`);
+  }
+  expect(sizes[2].height).toBeGreaterThan(sizes[1].height);
+});

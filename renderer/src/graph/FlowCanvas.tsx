@@ -1,15 +1,16 @@
-import { Background, Controls, ReactFlow, ReactFlowProvider, useReactFlow, useStore } from '@xyflow/react';
+import { Controls, ReactFlow, ReactFlowProvider, useReactFlow, useStore } from '@xyflow/react';
 import type { NodeTypes } from '@xyflow/react';
 import { useEffect, useMemo, useRef } from 'react';
-import type { DragEvent, PointerEvent } from 'react';
+import type { DragEvent, MouseEvent, PointerEvent } from 'react';
 import { moveTo } from '../editor/commands';
-import { setSelection } from '../editor/editorStore';
+import { setSelection, useEditor } from '../editor/editorStore';
 import { DRAG_TYPE, draggedLayers } from '../editor/selection';
+import { useShell } from '../shell/shellStore';
 import { BlockNodeView } from './BlockNodeView';
 import { EdgeLayer } from './EdgeLayer';
 import { FAR_ZOOM, FarZoom } from './farZoom';
 import { GraphMiniMap, miniPicture } from './GraphMiniMap';
-import { inspect, unhover } from './graphUi';
+import { inspect, unhover, useGraphUi } from './graphUi';
 import { NODE_HEIGHT, NODE_WIDTH } from './layout';
 import type { Box } from './layout';
 import { LayerNodeView } from './LayerNodeView';
@@ -36,6 +37,8 @@ const MIN_FIT_ZOOM = 0.5;
 const DEEP_ZOOM = 0.6;
 const [NODE_HALF_WIDTH, NODE_HALF_HEIGHT] = [NODE_WIDTH / 2, NODE_HEIGHT / 2];
 const PADDING = 0.08;
+/** A press and release further apart than this (px) were a pan, not a click. */
+const CLICK_SLOP = 4;
 
 interface Props {
   nodes: FlowNode[];
@@ -54,9 +57,11 @@ interface Props {
 function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, focus }: Props) {
   const flow = useReactFlow();
   const far = useStore((s) => s.transform[2] < FAR_ZOOM);
+  const theme = useShell((s) => s.theme);
   const picture = useMemo(() => miniPicture(nodes), [nodes]);
   const target = useRef<number>(undefined);
   const userMoved = useRef(false);
+  const pressedAt = useRef<{ x: number; y: number }>(undefined);
   const fitted = useRef('');
   const box = useRef<HTMLDivElement>(null);
   const extent = useRef(bounds);
@@ -138,7 +143,19 @@ function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, f
   };
   // A pan holds the pointer on the pane: otherwise the browser hit-tests every node under it on each move.
   const onPointerDown = (e: PointerEvent) => {
+    pressedAt.current = { x: e.clientX, y: e.clientY };
     if (e.target instanceof Element && e.target.classList.contains('react-flow__pane')) e.target.setPointerCapture(e.pointerId);
+  };
+  /**
+   * A click on the empty pane clears the selection and closes the inspector. xyflow calls it at the end
+   * of a pan too (the press and the release are both on the pane): that is no click, and clearing an
+   * empty selection anew rendered the whole studio again, half a second and more with 1,000 layers.
+   */
+  const onPaneClick = (e: MouseEvent) => {
+    const from = pressedAt.current;
+    if (from && Math.hypot(e.clientX - from.x, e.clientY - from.y) > CLICK_SLOP) return;
+    if (useEditor.getState().selection.length) setSelection([]);
+    if (useGraphUi.getState().inspected !== undefined) inspect(undefined);
   };
 
   return (
@@ -147,7 +164,7 @@ function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, f
         <ReactFlow
           nodes={nodes}
           nodeTypes={nodeTypes}
-          colorMode="dark"
+          colorMode={theme}
           nodesDraggable={false}
           nodesConnectable={false}
           elementsSelectable={false}
@@ -160,15 +177,12 @@ function Canvas({ nodes, edges, fitKey, version, stages, bounds, onDropTarget, f
             box.current?.classList.add('graph__canvas--moving');
           }}
           onMoveEnd={() => box.current?.classList.remove('graph__canvas--moving')}
-          onPaneClick={() => {
-            setSelection([]);
-            inspect(undefined);
-          }}
+          onPaneClick={onPaneClick}
           fitView
         >
+          {/* No dot grid (as Netron): its pattern lies outside the moving viewport, so each frame of a pan
+              re-rasterised the whole pane's dots, in software the largest cost of a pan after the stage frames' dashes. */}
           <EdgeLayer paths={edges} />
-          {/* Zoomed far out the dots are finer than a pixel: noise that costs a repaint of the whole pane on every frame of a pan. */}
-          {!far && <Background gap={24} size={1} />}
           <Controls showInteractive={false} />
           <GraphMiniMap picture={picture} onUserMove={() => (userMoved.current = true)} />
         </ReactFlow>

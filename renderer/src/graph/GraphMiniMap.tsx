@@ -1,15 +1,10 @@
 import { Panel, useReactFlow, useStore } from '@xyflow/react';
 import { memo, useRef } from 'react';
 import type { PointerEvent, WheelEvent } from 'react';
+import { miniMapGeometry } from './miniMapGeometry';
+import type { Rect } from './miniMapGeometry';
 import { stageColor } from './stageColors';
 import type { FlowNode } from './toFlow';
-
-interface Rect {
-  x: number;
-  y: number;
-  width: number;
-  height: number;
-}
 
 /** The minimap's picture: every layer or block in its stage's colour, and the bounds of all nodes. */
 export interface MiniPicture {
@@ -18,8 +13,6 @@ export interface MiniPicture {
   bounds: Rect;
 }
 
-const WIDTH = 200;
-const HEIGHT = 150;
 /** Margin around the picture, in minimap pixels (as xyflow's MiniMap). */
 const OFFSET = 5;
 
@@ -53,7 +46,9 @@ const MiniNodes = memo(function MiniNodes({ paths }: { paths: Map<string, string
  * An overview of the graph with the visible part outlined: drag in it to pan, wheel to zoom. It replaces
  * xyflow's MiniMap, which draws an SVG element per node, each with its own store subscription, and
  * re-measures every node's bounds: on every frame of a pan of a 1,000-layer graph it re-evaluated and
- * re-rasterised a thousand elements. This one has a handful of paths; only the outline moves.
+ * re-rasterised a thousand elements. This one has a handful of paths; only the outline moves. Its size
+ * follows the canvas and the graph's shape, and a deep graph is shown a stretch at a time
+ * (miniMapGeometry), so it neither covers much of a small window nor draws a tall graph as a hairline.
  */
 export function GraphMiniMap({ picture, onUserMove }: { picture: MiniPicture; onUserMove(): void }) {
   const flow = useReactFlow();
@@ -62,15 +57,9 @@ export function GraphMiniMap({ picture, onUserMove }: { picture: MiniPicture; on
   const paneHeight = useStore((s) => s.height);
   const dragFrom = useRef<{ x: number; y: number }>(undefined);
 
-  // What the minimap shows: the nodes and the visible part of the flow, fitted into it (xyflow's geometry).
   const view = { x: -tx / zoom, y: -ty / zoom, width: paneWidth / zoom, height: paneHeight / zoom };
-  const b = picture.bounds;
-  const box = b.width > 0 ? union(b, view) : view;
-  const scale = Math.max(box.width / WIDTH, box.height / HEIGHT);
-  const offset = OFFSET * scale;
-  const x = box.x - (scale * WIDTH - box.width) / 2 - offset;
-  const y = box.y - (scale * HEIGHT - box.height) / 2 - offset;
-  const [w, h] = [scale * WIDTH + 2 * offset, scale * HEIGHT + 2 * offset];
+  const { width, height, box, scale, margin } = miniMapGeometry(picture.bounds, view, { width: paneWidth, height: paneHeight }, OFFSET);
+  const outer = { x: box.x - margin, y: box.y - margin, width: box.width + 2 * margin, height: box.height + 2 * margin };
 
   const onPointerDown = (e: PointerEvent) => {
     e.currentTarget.setPointerCapture(e.pointerId);
@@ -96,21 +85,16 @@ export function GraphMiniMap({ picture, onUserMove }: { picture: MiniPicture; on
 
   return (
     <Panel position="bottom-right" className="react-flow__minimap graph-minimap">
-      <svg width={WIDTH} height={HEIGHT} viewBox={`${x} ${y} ${w} ${h}`} className="react-flow__minimap-svg" role="img" aria-label="Minimap" onPointerDown={onPointerDown} onPointerMove={onPointerMove} onPointerUp={onPointerUp} onPointerCancel={onPointerUp} onWheel={onWheel}>
+      <svg width={width} height={height} viewBox={`${box.x} ${box.y} ${box.width} ${box.height}`} className="react-flow__minimap-svg" role="img" aria-label="Minimap" onPointerDown={onPointerDown} onPointerMove={onPointerMove} onPointerUp={onPointerUp} onPointerCancel={onPointerUp} onWheel={onWheel}>
         <MiniNodes paths={picture.paths} />
         <path
           className="react-flow__minimap-mask"
-          d={`M${x - offset},${y - offset}h${w + offset * 2}v${h + offset * 2}h${-w - offset * 2}z M${view.x},${view.y}h${view.width}v${view.height}h${-view.width}z`}
+          d={`M${outer.x},${outer.y}h${outer.width}v${outer.height}h${-outer.width}z M${view.x},${view.y}h${view.width}v${view.height}h${-view.width}z`}
           fillRule="evenodd"
+          vectorEffect="non-scaling-stroke"
           pointerEvents="none"
         />
       </svg>
     </Panel>
   );
-}
-
-function union(a: Rect, b: Rect): Rect {
-  const x = Math.min(a.x, b.x);
-  const y = Math.min(a.y, b.y);
-  return { x, y, width: Math.max(a.x + a.width, b.x + b.width) - x, height: Math.max(a.y + a.height, b.y + b.height) - y };
 }
