@@ -38,6 +38,7 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
   const { errors } = fieldErrors(AddHostsRequestSchema, request, { hosts: 'host', setup: 'setup command' });
   if (typed.badEnvLine) errors.env = typed.badEnvLine;
   const shown = (field: string) => (touched[field] ? errors[field] : undefined) ?? (refusal?.field === field ? refusal.message : undefined);
+  const showSettings = moreOpen || !!(shown('remoteDir') ?? shown('setup') ?? shown('env'));
   // Leaving a field for the Add button shows nothing yet: a message appearing then would move the
   // button from under the pointer and swallow the click; the submit shows every message anyway.
   const touch = (field: string) => (e: FocusEvent<HTMLInputElement>) => {
@@ -81,9 +82,11 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
         <input value={jump} onChange={(e) => (setJump(e.target.value), setRefusal(undefined))} onBlur={touch('jump')} placeholder="bob@bastion" {...invalidProps('add-jump-error', shown('jump'))} data-testid="add-jump" />
         <FieldError id="add-jump-error" message={shown('jump')} />
       </label>
-      {/* Open while the user keeps it open, and whenever a setting has a message to show. */}
-      <details className="cluster-form__more" open={moreOpen || !!(shown('remoteDir') ?? shown('setup') ?? shown('env'))} onToggle={(e) => setMoreOpen(e.currentTarget.open)}>
-        <summary data-testid="add-settings-toggle">Cluster settings (optional: remote directory, setup, env)</summary>
+      {/* Shown while the user keeps it open, and whenever a setting has a message to show. */}
+      <button type="button" className="button button--quiet cluster-form__more" aria-expanded={showSettings} onClick={() => setMoreOpen(!showSettings)} data-testid="add-settings-toggle">
+        {showSettings ? '▾' : '▸'} Cluster settings (optional: remote directory, setup, env)
+      </button>
+      {showSettings && (
         <SettingsFields
           id="add"
           text={settings}
@@ -93,7 +96,7 @@ export function AddHostsForm({ defaultCluster }: { defaultCluster?: string }) {
             setTouched((t) => ({ ...t, [field]: true }));
           }}
         />
-      </details>
+      )}
       <FieldError id="add-form-error" message={refusal?.field === 'form' ? refusal.message : undefined} />
       <button type="submit" className="button" data-testid="add-hosts-submit">
         Add
