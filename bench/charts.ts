@@ -13,9 +13,14 @@
  * 1. smoothing slider: one input event moves the weight of every chart; the work is the sum over the
  *    charts of refresh + draw (each recomputes its EMA over all points and decimates again);
  * 2. zoom: a drag-select over 20% of the loss chart, then Reset: refresh + draw of that chart;
- * 3. live update: `chartUpdate` appends one step to a job of `--points` (store change → React → uPlot drawn);
- * 4. hover: the pointer sweeps the loss chart (readouts of all three charts follow, synced) while the
- *    page records requestAnimationFrame deltas: dropped frames (a delta above 1.5 frames) and p95.
+ * 3. live update: `chartUpdate` folds one step event into a job of `--points` steps as the store folds a
+ *    live job's events, and times the store change with React's render, then the charts' work in the
+ *    next animation frame (new points smoothed and indexed, decimation, uPlot's draw);
+ *    and live frames: one step more in every animation frame for 120 frames, with the frame-to-frame times;
+ * 4. hover work: a mousemove on the loss chart's plot, dispatched in the page once per frame across it,
+ *    timed with the style and layout it causes (uPlot's cursor in all three synced charts, the readouts);
+ * 5. hover frames: the real pointer sweeps the loss chart while the page records requestAnimationFrame
+ *    deltas: dropped frames (a delta above 1.5 frames) and p95.
  * The budget is one frame at 60 Hz, 16.7 ms: the physical limit of a display that refreshes 60 times
  * a second. Prints the table and writes bench/results/charts.json.
  */
@@ -70,7 +75,8 @@ async function showJob(page: Page): Promise<void> {
   const tab = page.getByRole('tab', { name: /monitor/i });
   if (await tab.count()) await tab.first().click();
   await page.getByTestId('loss-chart').locator('.u-over').scrollIntoViewIfNeeded();
-  await page.waitForFunction((n) => document.querySelector('[data-testid="loss-chart"]')?.getAttribute('data-points') === String(n), POINTS);
+  // Drawn: the x scale reaches the last step.
+  await page.waitForFunction((n) => document.querySelector('[data-testid="loss-chart"]')?.getAttribute('data-x-max') === String(n), POINTS);
 }
 
 async function smoothingRuns(page: Page): Promise<{ work: number[]; drawn: number }> {
@@ -113,6 +119,25 @@ async function zoomRuns(page: Page): Promise<{ zoom: number[]; reset: number[] }
   return { zoom, reset };
 }
 
+/** The work of one pointer move over the loss chart: its handlers (all synced charts) and the layout they cause. */
+function hoverWork(page: Page): Promise<number[]> {
+  return page.evaluate(async () => {
+    const over = document.querySelector('[data-testid="loss-chart"] .u-over')!;
+    const box = over.getBoundingClientRect();
+    const times: number[] = [];
+    for (let i = 0; i <= 120; i++) {
+      const f = i / 120;
+      const t0 = performance.now();
+      over.dispatchEvent(new MouseEvent('mousemove', { clientX: box.left + 2 + f * (box.width - 4), clientY: box.top + box.height * (0.3 + 0.4 * f), bubbles: true }));
+      // Style and layout of the moved cursors and the new readout texts, as the next frame would do them.
+      void (document.body as HTMLElement).offsetHeight;
+      times.push(performance.now() - t0);
+      await new Promise((resolve) => requestAnimationFrame(resolve));
+    }
+    return times;
+  });
+}
+
 async function hoverFrames(page: Page): Promise<number[]> {
   const box = (await page.getByTestId('loss-chart').locator('.u-over').boundingBox())!;
   await page.evaluate(`(() => {
@@ -149,16 +174,21 @@ async function main(): Promise<void> {
     const first = await chartWork(page, CHARTS);
     const smoothing = await smoothingRuns(page);
     const zooms = await zoomRuns(page);
+    const hover = await hoverWork(page);
     const frames = await hoverFrames(page);
     await page.evaluate(() => window.__shoalBench!.clearJob());
     const live = await page.evaluate(([n, updates]) => window.__shoalBench!.chartUpdate(n, updates), [POINTS, Math.min(RUNS, 20)] as const);
+    const liveFrames = await page.evaluate((n) => window.__shoalBench!.liveFrames(n, 120), POINTS);
     const dropped = frames.filter((f) => f > 1.5 * FRAME_MS).length;
+    const liveDropped = liveFrames.filter((f) => f > 1.5 * FRAME_MS).length;
     const rows: Row[] = [
       row('first draw, 3 charts', [first.reduce((s, c) => s + c.refresh + c.draw, 0)], `${first.map((c) => c.drawn).join(' / ')} points drawn of ${POINTS.toLocaleString('en-US')} each`),
       row('smoothing slider, 2 charts', smoothing.work, `EMA over ${POINTS.toLocaleString('en-US')} points + decimation + draw, per chart summed; ${smoothing.drawn} points drawn`),
       row('zoom to 20%, loss chart', zooms.zoom, 'the window decimated at full resolution, drawn'),
       row('reset zoom, loss chart', zooms.reset, 'all steps decimated again, drawn'),
-      row('live update (+1 step)', live.updateMs, 'store change → React → uPlot drawn, all charts (chartUpdate)'),
+      row('live update (+1 step)', live.updateMs, `store + React median ${quantile(live.changeMs, 0.5).toFixed(1)} ms, charts' frame median ${quantile(live.frameMs, 0.5).toFixed(1)} ms (chartUpdate)`),
+      { ...row('live, a step every frame (rAF delta)', liveFrames, `${liveDropped} of ${liveFrames.length} frames dropped (> 25 ms)`), verdict: quantile(liveFrames, 0.95) <= 1.5 * FRAME_MS ? 'no dropped frames at p95' : 'frames dropped' },
+      row('hover, per pointer move', hover, 'cursor and readout of 3 synced charts, with the layout it causes'),
       { ...row('hover sweep (rAF delta)', frames, `${dropped} of ${frames.length} frames dropped (> 25 ms); readouts of 3 synced charts`), verdict: quantile(frames, 0.95) <= 1.5 * FRAME_MS ? 'no dropped frames at p95' : 'frames dropped' },
     ];
     const columns: Column<Row>[] = [
@@ -176,8 +206,8 @@ async function main(): Promise<void> {
       'Budget: one frame at 60 Hz (1000/60 ms), the physical limit of the display; a chart update that fits leaves the frame on time.',
       `Headless Chromium with software rendering (--disable-gpu); load average ${loadBefore.toFixed(1)} before and ${loadAfter.toFixed(1)} after on this machine: other work on the same cores inflates every figure.`,
       'min is the fastest run: with other processes on the same cores, the median and p95 include time the page waited for a core; min is the nearest to the work itself.',
-      'Refresh and draw are what each chart measured for itself (data-refresh-ms, data-draw-ms); the hover row is frame-to-frame time seen by requestAnimationFrame.',
-    ], { points: POINTS, frameBudgetMs: FRAME_MS, loadAverage: { before: loadBefore, after: loadAfter }, smoothingWorkMs: smoothing.work, zoomMs: zooms.zoom, resetMs: zooms.reset, liveUpdateMs: live.updateMs, hoverFrameMs: frames });
+      'Refresh and draw are what each chart measured for itself (data-refresh-ms, data-draw-ms); live update and hover work are timed in the page around the work; the hover sweep row is frame-to-frame time seen by requestAnimationFrame.',
+    ], { points: POINTS, frameBudgetMs: FRAME_MS, loadAverage: { before: loadBefore, after: loadAfter }, smoothingWorkMs: smoothing.work, zoomMs: zooms.zoom, resetMs: zooms.reset, liveUpdateMs: live.updateMs, liveChangeMs: live.changeMs, liveFrameMs: live.frameMs, liveFrameDeltaMs: liveFrames, hoverWorkMs: hover, hoverFrameMs: frames });
   } finally {
     await browser.close();
     await studio.stop();

@@ -20,6 +20,8 @@ async function showJob(page: Page, url: string): Promise<void> {
   const tab = page.getByRole('tab', { name: /monitor/i });
   if (await tab.count()) await tab.first().click();
   await expect(page.getByTestId('loss-chart')).toHaveAttribute('data-points', String(POINTS));
+  // Drawn (the charts draw new data in the next animation frame): the x scale reaches the last step.
+  await expect(page.getByTestId('loss-chart')).toHaveAttribute('data-x-max', String(POINTS));
 }
 
 const attr = async (chart: Locator, name: string) => Number(await chart.getAttribute(name));

@@ -4,11 +4,10 @@ import { formatCount } from '../format';
 import { formatQuantity } from './axis';
 import type { Quantity } from './axis';
 import { MAX_SMOOTHING, useChartSettings } from './chartSettings';
-import { decimate, lowerBound } from './downsample';
+import { ChartSeries } from './chartSeries';
 import { drawMarkers, markersNear } from './markers';
 import type { ChartMarker } from './markers';
 import { plotOptions } from './plotOptions';
-import { smoothEma } from './smoothing';
 import './charts.css';
 
 export type { ChartMarker } from './markers';
@@ -33,6 +32,8 @@ export interface LineChartProps {
 }
 
 const NO_MARKERS: ChartMarker[] = [];
+/** The same markers (the Monitor builds a new array on every render): no need to draw again. */
+const sameMarkers = (a: ChartMarker[], b: ChartMarker[]) => a === b || (a.length === b.length && a.every((m, i) => m.step === b[i].step && m.label === b[i].label && m.kind === b[i].kind));
 const HEIGHT = 170;
 const MIN_WIDTH = 200;
 
@@ -51,7 +52,8 @@ const faint = (color: string) => (/^#[0-9a-f]{6}$/i.test(color) ? `${color}55` :
  * A line chart (uPlot) for series up to hundreds of thousands of points: decimated per pixel column
  * (min/max kept) over what is in view, TensorBoard smoothing shared by all charts, a log y axis, drag
  * to zoom and double-click (or the button) to reset, a readout under the cursor that every chart on
- * screen follows, and markers. The plot is made once per shape and fed new data as it arrives.
+ * screen follows, and markers. The plot is made once per shape and fed new data as it arrives, at most
+ * once per animation frame, at the cost of the new points (./chartSeries.ts) rather than of all of them.
  */
 export function LineChart(props: LineChartProps) {
   const { title, testId, x, y, xLabel, yLabel, color, yRange, points } = props;
@@ -67,7 +69,9 @@ export function LineChart(props: LineChartProps) {
   const host = useRef<HTMLDivElement>(null);
   const figure = useRef<HTMLElement>(null);
   const readout = useRef<HTMLSpanElement>(null);
-  const plot = useRef<{ chart: uPlot; refresh(force?: boolean): void; resetZoom(): void } | null>(null);
+  const plot = useRef<{ chart: uPlot; schedule(force: boolean): void; resetZoom(): void } | null>(null);
+  // The series' indexes and running smoothing outlive the plot (remade for log scale or a new theme).
+  const [series] = useState(() => new ChartSeries());
   // What the plot's callbacks read: the newest props without remaking the plot.
   const latest = useRef({ x, y, markers, smoothing });
   latest.current = { x, y, markers, smoothing };
@@ -76,18 +80,13 @@ export function LineChart(props: LineChartProps) {
     const element = host.current;
     if (!element) return;
     let zoom: [number, number] | null = null;
-    let cache: { x: number[]; y: number[]; weight: number; values: Float64Array } | null = null;
     let drawStart = 0;
-    let shown: { x: number[]; y: number[]; smoothing: number; columns: number } | null = null;
+    let drawnColumns = 0;
+    let drawnMarkers: ChartMarker[] = [];
+    let frame = 0;
+    let forced = false;
     const width = () => Math.max(MIN_WIDTH, element.clientWidth);
     const format = (v: number | null | undefined) => (v === null || v === undefined ? '—' : formatQuantity(quantity, v));
-
-    /** The smoothed series, computed again only when the data or the weight changed. */
-    const smoothedSeries = (): Float64Array => {
-      const { x: xs, y: ys, smoothing: weight } = latest.current;
-      if (!cache || cache.x !== xs || cache.y !== ys || cache.weight !== weight) cache = { x: xs, y: ys, weight, values: smoothEma(ys, weight) };
-      return cache.values;
-    };
 
     const showReadout = (u: uPlot) => {
       const el = readout.current;
@@ -122,16 +121,17 @@ export function LineChart(props: LineChartProps) {
         onZoom(from, to) {
           zoom = [Math.min(from, to), Math.max(from, to)];
           setZoomed(true);
-          refresh();
+          schedule(true);
         },
         onReset: () => resetZoom(),
         hooks: {
           drawClear: [() => (drawStart = performance.now())],
           draw: [
             (u) => {
-              drawMarkers(u, latest.current.markers);
+              drawnMarkers = latest.current.markers;
+              drawMarkers(u, drawnMarkers);
               // The y axis took its labels' width on this draw: cut the data again for the plot's real width.
-              if (shown && Math.abs(shown.columns - u.bbox.width / devicePixelRatio) > 4) queueMicrotask(() => refresh(false));
+              if (Math.abs(drawnColumns - u.bbox.width / devicePixelRatio) > 4) schedule(false);
               // What was drawn, for tests and the chart benchmark: the draw's time and the scales' ranges.
               const fig = figure.current;
               fig?.setAttribute('data-draw-ms', (performance.now() - drawStart).toFixed(3));
@@ -149,19 +149,32 @@ export function LineChart(props: LineChartProps) {
     );
 
     /**
-     * Decimate what is in view (all of it, or the zoomed window at full resolution) and hand it to
-     * uPlot; `force` for a new window or size, otherwise only when the data or the weight changed.
+     * Once per animation frame however many updates came in it: take in new points (only those are
+     * smoothed and indexed), decimate what is in view (all of it, or the zoomed window at full
+     * resolution) and hand it to uPlot; `force` for a new window, size or scale. With no new data,
+     * markers that changed are drawn again.
      */
-    function refresh(force = true): void {
+    function schedule(force: boolean): void {
+      forced ||= force;
+      frame ||= requestAnimationFrame(() => {
+        const wasForced = forced;
+        frame = 0;
+        forced = false;
+        refresh(wasForced);
+      });
+    }
+    function refresh(force: boolean): void {
       const t0 = performance.now();
-      const { x: xs, y: ys, smoothing: weight } = latest.current;
+      const { x: xs, y: ys, smoothing: weight, markers: newest } = latest.current;
       const columns = chart.bbox.width / devicePixelRatio || width();
-      if (!force && shown && shown.x === xs && shown.y === ys && shown.smoothing === weight && shown.columns === columns) return;
-      shown = { x: xs, y: ys, smoothing: weight, columns };
-      const n = Math.min(xs.length, ys.length);
-      const lo = zoom ? Math.max(0, lowerBound(xs, zoom[0]) - 1) : 0;
-      const hi = zoom ? Math.min(n, lowerBound(xs, zoom[1]) + 1) : n;
-      const d = decimate(xs, smoothed ? [ys, smoothedSeries()] : [ys], columns, lo, hi, log);
+      const changed = series.sync(xs, ys, smoothed ? weight : null);
+      if (!changed && !force && columns === drawnColumns) {
+        // uPlot has no paths to redraw before the first points.
+        if (series.length > 0 && !sameMarkers(drawnMarkers, newest)) chart.redraw(false, false);
+        return;
+      }
+      drawnColumns = columns;
+      const d = series.decimate(columns, zoom, log);
       chart.setData([d.x, ...d.ys] as uPlot.AlignedData);
       const fig = figure.current;
       fig?.setAttribute('data-drawn', String(d.x.length));
@@ -171,31 +184,29 @@ export function LineChart(props: LineChartProps) {
       if (!zoom) return;
       zoom = null;
       setZoomed(false);
-      refresh();
+      schedule(true);
     }
 
-    plot.current = { chart, refresh, resetZoom };
-    refresh();
+    plot.current = { chart, schedule, resetZoom };
+    // The first data of a new plot is drawn at once rather than a frame later.
+    refresh(true);
     const resize = new ResizeObserver(() => {
       if (Math.abs(chart.width - width()) < 1) return;
       chart.setSize({ width: width(), height: HEIGHT });
-      refresh();
+      schedule(true);
     });
     resize.observe(element);
     return () => {
       resize.disconnect();
+      cancelAnimationFrame(frame);
       chart.destroy();
       plot.current = null;
       setZoomed(false);
     };
   }, [xLabel, yLabel, color, yRange, points, quantity, smoothed, log, theme]);
 
-  // New data or a new smoothing weight: decimate again (the plot stays).
-  useEffect(() => plot.current?.refresh(false), [x, y, smoothing]);
-  useEffect(() => {
-    // Only once there is data: uPlot has no paths to redraw before the first points.
-    if (latest.current.x.length > 0) plot.current?.chart.redraw(false, false);
-  }, [markers]);
+  // New points (the store appends to the same arrays: their lengths tell), a new weight or new markers.
+  useEffect(() => plot.current?.schedule(false), [x, y, x.length, y.length, smoothing, markers]);
 
   const last = y.length > 0 ? y[y.length - 1] : undefined;
   const generations = markers.filter((m) => m.kind !== 'eval');

@@ -5,7 +5,6 @@ import type { Alert } from '../monitor/alerts';
 /** The latest health of one stage of an asynchronous (PipeMare) pipeline. */
 export type PipelineStageLine = Extract<JobEvent, { type: 'pipeline' }>;
 
-/** What the monitor shows of one job, folded from its event stream. Arrays are replaced, never mutated. */
 export interface LogLine {
   level: 'info' | 'warn' | 'error';
   host: string;
@@ -32,6 +31,13 @@ export interface ChartMarker {
   label: string;
 }
 
+/**
+ * What the monitor shows of one job, folded from its event stream. The per-step and per-evaluation
+ * series (SERIES) grow in place, so that a live job costs its new points only, never a copy of
+ * 100,000 steps per update: the metrics folded from these append to the same arrays, which an older
+ * JobMetrics object then sees grown (a chart tells new points by the length). Every other array is
+ * replaced, never mutated.
+ */
 export interface JobMetrics {
   state: JobState;
   statusMessage?: string;
@@ -92,26 +98,32 @@ export function emptyMetrics(): JobMetrics {
   };
 }
 
+/** The series that grow in place, one value per step or per evaluation. */
+const SERIES = ['steps', 'loss', 'samplesPerSec', 'stepEpochs', 'stepMs', 'commWaitMs', 'evalSteps', 'accuracy', 'validationLoss'] as const;
+/** Each folded JobMetrics' series lengths: folding an older object again forks its series at those lengths. */
+const lengthsAt = new WeakMap<JobMetrics, number[]>();
+
 export function isActive(state: JobState): boolean {
   return state === 'starting' || state === 'running';
 }
 
-/** Fold a batch of events into new metrics (one copy per batch, not per event). */
+/**
+ * Fold a batch of events into new metrics: a new object whose series are those of `previous` with the
+ * new points appended in place (copied only when `previous` was folded before, see JobMetrics).
+ */
 export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetrics {
   if (events.length === 0) return previous;
-  const next: JobMetrics = {
-    ...previous,
-    steps: [...previous.steps],
-    loss: [...previous.loss],
-    samplesPerSec: [...previous.samplesPerSec],
-    evalSteps: [...previous.evalSteps],
-    accuracy: [...previous.accuracy],
-    stepEpochs: [...previous.stepEpochs],
-    stepMs: [...previous.stepMs],
-    commWaitMs: [...previous.commWaitMs],
-    validationLoss: [...previous.validationLoss],
-    agents: [...previous.agents],
-    logs: [...previous.logs],
+  const next: JobMetrics = { ...previous };
+  const lengths = lengthsAt.get(previous);
+  SERIES.forEach((key, s) => {
+    if (lengths && next[key].length !== lengths[s]) next[key] = next[key].slice(0, lengths[s]);
+  });
+  // The log is copied once per batch, and only when it gets new lines (its viewer scrolls on a new array).
+  let logCopied = false;
+  const log = (line: LogLine) => {
+    if (!logCopied) next.logs = [...next.logs];
+    logCopied = true;
+    next.logs.push(line);
   };
   for (const event of events) {
     next.alerts = resolveAlerts(next.alerts, event);
@@ -144,10 +156,10 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
         next.validationLoss.push(event.validationLoss);
         break;
       case 'log':
-        next.logs.push({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });
+        log({ level: event.level, host: event.host, rank: event.rank, message: event.message, time: event.time });
         break;
       case 'membership':
-        applyMembership(next, event);
+        applyMembership(next, event, log);
         break;
       case 'pipeline':
         next.pipeline = [...next.pipeline.filter((p) => p.stage !== event.stage), event].sort((a, b) => a.stage - b.stage);
@@ -165,6 +177,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
     }
   }
   if (next.logs.length > MAX_LOGS) next.logs = next.logs.slice(-MAX_LOGS);
+  lengthsAt.set(next, SERIES.map((key) => next[key].length));
   return next;
 }
 
@@ -172,7 +185,7 @@ export function applyEvents(previous: JobMetrics, events: JobEvent[]): JobMetric
  * A membership event: the agent chips follow it (keeping each agent's backend), and a new generation
  * after the first is a resize or a lost agent, so it gets a chart marker and a log line.
  */
-function applyMembership(next: JobMetrics, event: MembershipLine): void {
+function applyMembership(next: JobMetrics, event: MembershipLine, log: (line: LogLine) => void): void {
   const previous = next.membership;
   next.membership = event;
   const backends = new Map(next.agents.map((a) => [a.pid, a.backend]));
@@ -181,7 +194,7 @@ function applyMembership(next: JobMetrics, event: MembershipLine): void {
   const label = `generation ${event.generation}: ${event.reason}`;
   if (next.markers.some((m) => m.step === event.step && m.label === label)) return;
   next.markers = [...next.markers, { step: event.step, label }];
-  next.logs.push({
+  log({
     level: event.reason.startsWith('lost') ? 'warn' : 'info',
     host: 'coordinator',
     rank: null,
