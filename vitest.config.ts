@@ -1,4 +1,7 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -11,13 +14,51 @@ import { defineConfig } from 'vitest/config';
  */
 const timeouts = { testTimeout: 120_000, hookTimeout: 60_000 };
 
+/**
+ * The tfjs ES-module sources the code imports by path (`@tensorflow/tfjs-core/dist/register_all_gradients`,
+ * `@tensorflow/tfjs-layers/dist/index.js`, …), read from the sources so that a new one is included too.
+ * Node cannot load them itself (their imports have no extensions), so without pre-bundling Vitest
+ * evaluates their thousand-odd modules one by one in every test file that reaches them: most of the
+ * unit suite's import time. All of them go into one pre-bundle, so that they share one copy of each
+ * tfjs-layers module (two copies would not recognise each other's layers and tensors).
+ */
+function tfjsDeepImports(): string[] {
+  const root = fileURLToPath(new URL('.', import.meta.url));
+  const found = new Set<string>();
+  for (const dir of ['engine', 'agents', 'renderer/src', 'test'].map((d) => join(root, d))) {
+    for (const file of readdirSync(dir, { recursive: true, encoding: 'utf8' })) {
+      if (!/\.tsx?$/.test(file)) continue;
+      for (const m of readFileSync(join(dir, file), 'utf8').matchAll(/'(@tensorflow\/tfjs-[\w-]+\/dist\/[^']+)'/g)) found.add(m[1]);
+    }
+  }
+  return [...found].sort();
+}
+
+/**
+ * Pre-bundled tfjs for the in-process tests. The packages' own names stay outside the bundle: Vitest
+ * resolves them to their CommonJS builds, which Node loads, and the bundle imports those same
+ * instances (one engine, one kernel and class registry), exactly as the unbundled modules did.
+ */
+const prebundledTfjs = {
+  optimizer: { ssr: { enabled: true, include: tfjsDeepImports(), rolldownOptions: { external: [/^@tensorflow\/tfjs-[\w-]+$/] } } },
+};
+
 export default defineConfig({
   test: {
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
       // At least two workers: Vitest's default (one less than the cores) would run one file at a time on two cores.
-      { test: { ...timeouts, name: 'unit', include: ['test/unit/**/*.test.ts'], maxWorkers: Math.max(2, availableParallelism() - 1), sequence: { groupOrder: 0 } } },
+      {
+        test: {
+          ...timeouts,
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+          maxWorkers: Math.max(2, availableParallelism() - 1),
+          deps: prebundledTfjs,
+          sequence: { groupOrder: 0 },
+        },
+      },
       // Seeded fuzzing of every input file (10,000+ cases): pure and in-process, but too long for the fast loop.
       { test: { ...timeouts, name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], sequence: { groupOrder: 1 } } },
       {
