@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Four projects: `unit` (test/unit: in-process, no built bundles, no real hosts; `npm run test:fast`),
+ * Five projects: `unit` and `unit-home` (test/unit: in-process, no built bundles, no real hosts;
+ * `npm run test:fast`; the files that set HOME in child processes, the rest in worker threads),
  * `fuzz` (test/fuzz: seeded mutations of plans, clusters and models), `integration`
  * (test/integration: real agent processes, real sshd; `npm run test:integration`) and `faults`
  * (test/faults: agents and coordinators killed and paused, run folders taken away).
@@ -43,22 +44,27 @@ const prebundledTfjs = {
   optimizer: { ssr: { enabled: true, include: tfjsDeepImports(), rolldownOptions: { external: [/^@tensorflow\/tfjs-[\w-]+$/] } } },
 };
 
+/** Unit test files that change the process environment (useTempHome, or HOME and friends set by hand). */
+function environmentTests(): string[] {
+  const dir = fileURLToPath(new URL('./test/unit/', import.meta.url));
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.test.ts') && /useTempHome\(|process\.env(\.\w+|\[[^\]]+\]) =[^=]/.test(readFileSync(join(dir, f), 'utf8')))
+    .map((f) => `test/unit/${f}`);
+}
+const homeTests = environmentTests();
+const unit = { ...timeouts, maxWorkers: Math.max(2, availableParallelism() - 1), deps: prebundledTfjs, sequence: { groupOrder: 0 } };
+
 export default defineConfig({
   test: {
     reporters: ['default', 'json'],
     outputFile: { json: 'test-results/vitest.json' },
     projects: [
-      // At least two workers: Vitest's default (one less than the cores) would run one file at a time on two cores.
-      {
-        test: {
-          ...timeouts,
-          name: 'unit',
-          include: ['test/unit/**/*.test.ts'],
-          maxWorkers: Math.max(2, availableParallelism() - 1),
-          deps: prebundledTfjs,
-          sequence: { groupOrder: 0 },
-        },
-      },
+      // Unit files run in worker threads, which start faster and share one process's module cache; at
+      // least two workers: Vitest's default (one less than the cores) would run one file at a time on two cores.
+      { test: { ...unit, name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: homeTests, pool: 'threads' } },
+      // Files that point HOME at a temporary home run in child processes: a worker thread's os.homedir()
+      // reads the process's real HOME, so there they would read and write the real user's ~/.ssh.
+      { test: { ...unit, name: 'unit-home', include: homeTests, pool: 'forks' } },
       // Seeded fuzzing of every input file (10,000+ cases): pure and in-process, but too long for the fast loop.
       { test: { ...timeouts, name: 'fuzz', include: ['test/fuzz/**/*.test.ts'], sequence: { groupOrder: 1 } } },
       {
