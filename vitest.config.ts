@@ -44,11 +44,11 @@ const prebundledTfjs = {
   optimizer: { ssr: { enabled: true, include: tfjsDeepImports(), rolldownOptions: { external: [/^@tensorflow\/tfjs-[\w-]+$/] } } },
 };
 
-/** Unit test files that change the process environment (useTempHome, or HOME and friends set by hand). */
+/** Unit test files that change the process environment (useTempHome, useTempConfigDir, or variables set by hand). */
 function environmentTests(): string[] {
   const dir = fileURLToPath(new URL('./test/unit/', import.meta.url));
   return readdirSync(dir)
-    .filter((f) => f.endsWith('.test.ts') && /useTempHome\(|process\.env(\.\w+|\[[^\]]+\]) =[^=]/.test(readFileSync(join(dir, f), 'utf8')))
+    .filter((f) => f.endsWith('.test.ts') && /useTempHome\(|useTempConfigDir\(|process\.env(\.\w+|\[[^\]]+\]) =[^=]/.test(readFileSync(join(dir, f), 'utf8')))
     .map((f) => `test/unit/${f}`);
 }
 const homeTests = environmentTests();

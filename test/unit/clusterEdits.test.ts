@@ -1,23 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import { clusterProfileFile, saveClusterProfile } from '../../engine/node/hosts/clusterProfile.js';
 import { loadClusters } from '../../engine/node/hosts/clusterStore.js';
+import { useTempConfigDir } from '../support/configDir.js';
 
 /**
  * `shoal cluster rename|remove|edit` (and the studio's Cluster view, which calls the same functions in
  * hosts/clusterEdits.ts) against a real clusters.json and link profile in a temporary config folder.
  */
-const config = mkdtempSync(join(tmpdir(), 'shoal-cluster-edits-'));
-const saved = process.env.SHOAL_CONFIG_DIR;
-process.env.SHOAL_CONFIG_DIR = config;
-afterAll(() => {
-  if (saved === undefined) delete process.env.SHOAL_CONFIG_DIR;
-  else process.env.SHOAL_CONFIG_DIR = saved;
-  rmSync(config, { recursive: true, force: true });
-});
+const config = useTempConfigDir('shoal-cluster-edits-');
 
 async function shoal(...args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = '';

@@ -1,7 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { HostPreflight } from '../../engine/node/deploy/ssh/preflight.js';
 import { clustersService } from '../../engine/node/clustersService.js';
 import { clustersFile, findCluster, loadClusters, saveClusterTest } from '../../engine/node/hosts/clusterStore.js';
@@ -9,19 +7,13 @@ import { testRecord } from '../../engine/node/hosts/clusterTestRecord.js';
 import { storeClusterTest } from '../../engine/node/hosts/storeClusterTest.js';
 import type { SurveyOutcome } from '../../engine/node/hosts/surveyAfterPreflight.js';
 import { testedAgo } from '../../renderer/src/clusters/testedAgo.js';
+import { useTempConfigDir } from '../support/configDir.js';
 
 /**
  * A cluster's last connection test, stored with it in clusters.json (the studio reads it back after a
  * restart), against a real clusters.json in a temporary config folder and the studio's cluster service.
  */
-const config = mkdtempSync(join(tmpdir(), 'shoal-cluster-tests-'));
-const saved = process.env.SHOAL_CONFIG_DIR;
-process.env.SHOAL_CONFIG_DIR = config;
-afterAll(() => {
-  if (saved === undefined) delete process.env.SHOAL_CONFIG_DIR;
-  else process.env.SHOAL_CONFIG_DIR = saved;
-  rmSync(config, { recursive: true, force: true });
-});
+useTempConfigDir('shoal-cluster-tests-');
 
 const api = clustersService();
 const AT = Date.UTC(2026, 11, 1, 9, 0);
