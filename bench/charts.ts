@@ -11,7 +11,8 @@
  * changed, min/max decimation of what is in view per pixel column, handing it to uPlot) and
  * `data-draw-ms` (uPlot's canvas draw, markers included). Measured, `--runs` times each:
  * 1. smoothing slider: one input event moves the weight of every chart; the work is the sum over the
- *    charts of refresh + draw (each recomputes its EMA over all points and decimates again);
+ *    charts of refresh + draw (each recomputes its EMA over all points and decimates again); then a
+ *    drag: one input event per animation frame for 120 frames, with the frame-to-frame times;
  * 2. zoom: a drag-select over 20% of the loss chart, then Reset: refresh + draw of that chart;
  * 3. live update: `chartUpdate` folds one step event into a job of `--points` steps as the store folds a
  *    live job's events, and times the store change with React's render, then the charts' work in the
@@ -79,8 +80,10 @@ async function showJob(page: Page): Promise<void> {
   await page.waitForFunction((n) => document.querySelector('[data-testid="loss-chart"]')?.getAttribute('data-x-max') === String(n), POINTS);
 }
 
-async function smoothingRuns(page: Page): Promise<{ work: number[]; drawn: number }> {
+async function smoothingRuns(page: Page): Promise<{ work: number[]; refresh: number[]; draw: number[]; drawn: number }> {
   const work: number[] = [];
+  const refresh: number[] = [];
+  const draw: number[] = [];
   let drawn = 0;
   for (let k = 0; k < RUNS; k++) {
     // A new weight each time (0.30 … 0.99): every chart smooths and decimates again.
@@ -92,9 +95,32 @@ async function smoothingRuns(page: Page): Promise<{ work: number[]; drawn: numbe
     await nextFrame(page);
     const charts = await chartWork(page, ['loss-chart', 'throughput-chart']);
     work.push(charts.reduce((sum, c) => sum + c.refresh + c.draw, 0));
+    refresh.push(charts.reduce((sum, c) => sum + c.refresh, 0));
+    draw.push(charts.reduce((sum, c) => sum + c.draw, 0));
     drawn = charts[0].drawn;
   }
-  return { work, drawn };
+  return { work, refresh, draw, drawn };
+}
+
+/**
+ * A drag of the smoothing slider as a hand does it: one input event per animation frame for 120 frames
+ * (0.30 → 0.99), each moving every chart's weight; the frame-to-frame times seen by requestAnimationFrame.
+ */
+function sliderFrames(page: Page): Promise<number[]> {
+  return page.getByTestId('loss-chart-smoothing').evaluate(async (el) => {
+    const input = el as HTMLInputElement;
+    const setValue = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, 'value')!.set!;
+    const frames: number[] = [];
+    let last = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
+    for (let i = 0; i < 120; i++) {
+      setValue.call(input, String(0.3 + (0.69 * i) / 119));
+      input.dispatchEvent(new Event('input', { bubbles: true }));
+      const now = await new Promise<number>((resolve) => requestAnimationFrame(resolve));
+      frames.push(now - last);
+      last = now;
+    }
+    return frames;
+  });
 }
 
 async function zoomRuns(page: Page): Promise<{ zoom: number[]; reset: number[] }> {
@@ -173,6 +199,7 @@ async function main(): Promise<void> {
     await showJob(page);
     const first = await chartWork(page, CHARTS);
     const smoothing = await smoothingRuns(page);
+    const slider = await sliderFrames(page);
     const zooms = await zoomRuns(page);
     const hover = await hoverWork(page);
     const frames = await hoverFrames(page);
@@ -181,9 +208,11 @@ async function main(): Promise<void> {
     const liveFrames = await page.evaluate((n) => window.__shoalBench!.liveFrames(n, 120), POINTS);
     const dropped = frames.filter((f) => f > 1.5 * FRAME_MS).length;
     const liveDropped = liveFrames.filter((f) => f > 1.5 * FRAME_MS).length;
+    const sliderDropped = slider.filter((f) => f > 1.5 * FRAME_MS).length;
     const rows: Row[] = [
       row('first draw, 3 charts', [first.reduce((s, c) => s + c.refresh + c.draw, 0)], `${first.map((c) => c.drawn).join(' / ')} points drawn of ${POINTS.toLocaleString('en-US')} each`),
-      row('smoothing slider, 2 charts', smoothing.work, `EMA over ${POINTS.toLocaleString('en-US')} points + decimation + draw, per chart summed; ${smoothing.drawn} points drawn`),
+      row('smoothing slider, 2 charts', smoothing.work, `EMA over ${POINTS.toLocaleString('en-US')} points + decimation + draw, per chart summed (median refresh ${quantile(smoothing.refresh, 0.5).toFixed(1)} + draw ${quantile(smoothing.draw, 0.5).toFixed(1)} ms); ${smoothing.drawn} points drawn`),
+      { ...row('smoothing drag, a move every frame (rAF delta)', slider, `${sliderDropped} of ${slider.length} frames dropped (> 25 ms); 2 smoothed charts redrawn each frame`), verdict: quantile(slider, 0.95) <= 1.5 * FRAME_MS ? 'no dropped frames at p95' : 'frames dropped' },
       row('zoom to 20%, loss chart', zooms.zoom, 'the window decimated at full resolution, drawn'),
       row('reset zoom, loss chart', zooms.reset, 'all steps decimated again, drawn'),
       row('live update (+1 step)', live.updateMs, `store + React median ${quantile(live.changeMs, 0.5).toFixed(1)} ms, charts' frame median ${quantile(live.frameMs, 0.5).toFixed(1)} ms (chartUpdate)`),
@@ -207,7 +236,7 @@ async function main(): Promise<void> {
       `Headless Chromium with software rendering (--disable-gpu); load average ${loadBefore.toFixed(1)} before and ${loadAfter.toFixed(1)} after on this machine: other work on the same cores inflates every figure.`,
       'min is the fastest run: with other processes on the same cores, the median and p95 include time the page waited for a core; min is the nearest to the work itself.',
       'Refresh and draw are what each chart measured for itself (data-refresh-ms, data-draw-ms); live update and hover work are timed in the page around the work; the hover sweep row is frame-to-frame time seen by requestAnimationFrame.',
-    ], { points: POINTS, frameBudgetMs: FRAME_MS, loadAverage: { before: loadBefore, after: loadAfter }, smoothingWorkMs: smoothing.work, zoomMs: zooms.zoom, resetMs: zooms.reset, liveUpdateMs: live.updateMs, liveChangeMs: live.changeMs, liveFrameMs: live.frameMs, liveFrameDeltaMs: liveFrames, hoverWorkMs: hover, hoverFrameMs: frames });
+    ], { points: POINTS, frameBudgetMs: FRAME_MS, loadAverage: { before: loadBefore, after: loadAfter }, smoothingWorkMs: smoothing.work, smoothingDragFrameMs: slider, zoomMs: zooms.zoom, resetMs: zooms.reset, liveUpdateMs: live.updateMs, liveChangeMs: live.changeMs, liveFrameMs: live.frameMs, liveFrameDeltaMs: liveFrames, hoverWorkMs: hover, hoverFrameMs: frames });
   } finally {
     await browser.close();
     await studio.stop();

@@ -2,28 +2,45 @@
 const BASE = 4;
 
 /**
+ * Ranges up to this many points are read point by point: a tight pass over 256 numbers costs about as
+ * much as walking the blocks, and needs no index. At 100,000 steps on a 1,300-pixel chart a column holds
+ * about 77 points, so a whole-view decimation (and a smoothing weight that changes every frame) never
+ * builds the index; it pays off for longer series or narrower charts.
+ */
+const LINEAR_MAX = 256;
+
+/**
  * The lowest and highest point of any index range of a series in O(log n), for decimating a chart
  * per pixel column without reading every point (./downsample.ts). Level k (k ≥ 4) holds, for each
  * block of 2^k points starting at a multiple of 2^k, the index of its first lowest finite point, its
  * first highest finite point and its first lowest positive point (−1 where it has none). A range is
  * covered by at most 2·log2(n) such blocks and at most 30 single points at its ends, taken left to
- * right with strict comparisons so that ties keep the first point, as a scan would. Appending points
- * updates one block per level (the series grows in place: points already indexed must not change);
- * indexing n points at once costs one pass over them.
+ * right with strict comparisons so that ties keep the first point, as a scan would. The index is built
+ * when a range longer than LINEAR_MAX first asks for it (shorter ones are scanned), and then kept up to
+ * date as points are appended: one block per level (the series grows in place: points already indexed
+ * must not change); indexing n points at once costs one pass over them.
  */
 export class MinMaxIndex {
   /** The series (read only below `length`). */
   values: ArrayLike<number> = [];
+  /** Points taken in (the index itself may be built only up to `indexed`, see catchUp). */
   length = 0;
+  private indexed = 0;
   // levels[k − BASE] for blocks of 2^k points: [lowest finite, highest finite, lowest positive] per block.
   private levels: Array<[Int32Array, Int32Array, Int32Array]> = [];
 
-  /** Index the points of `values` from `length` up to `n` (the points below `length` are as indexed before). */
+  /** Take in the points of `values` from `length` up to `n` (the points below `length` are as taken in before). */
   extend(values: ArrayLike<number>, n = values.length): void {
     this.values = values;
-    if (n <= this.length) return;
-    const from = this.length;
-    this.length = n;
+    if (n > this.length) this.length = n;
+  }
+
+  /** Build the index over the points taken in since it was last built. */
+  private catchUp(): void {
+    const from = this.indexed;
+    const n = this.length;
+    if (n <= from) return;
+    this.indexed = n;
     for (let k = BASE; 1 << k <= n; k++) {
       const blocks = Math.ceil(n / (1 << k));
       const [low, high, lowPositive] = this.grow(k, blocks);
@@ -32,10 +49,10 @@ export class MinMaxIndex {
         for (let b = from >> k; b < blocks; b++) {
           const start = b << k;
           const end = Math.min(n, start + (1 << k));
-          this.scan(start, end, false, 0);
+          scanPoints(this.values, start, end, false, this.found);
           low[b] = this.found[0];
           high[b] = this.found[1];
-          this.scan(start, end, true, 0);
+          scanPoints(this.values, start, end, true, this.found);
           lowPositive[b] = this.found[0];
         }
         continue;
@@ -57,6 +74,11 @@ export class MinMaxIndex {
    * into out[1] the first highest (finite, and above 0 when `positiveOnly`); −1 for none.
    */
   range(lo: number, hi: number, positiveOnly: boolean, out: [number, number]): void {
+    if (hi - lo <= LINEAR_MAX) {
+      scanPoints(this.values, lo, hi, positiveOnly, out);
+      return;
+    }
+    this.catchUp();
     this.scan(lo, hi, positiveOnly);
     out[0] = this.found[0];
     out[1] = this.found[1];
@@ -65,8 +87,9 @@ export class MinMaxIndex {
   /** What `scan` found: [lowest, highest]. */
   private readonly found: [number, number] = [-1, -1];
 
-  /** `range` over the blocks of levels up to `top` that fit in lo..hi−1 and the single points around them. */
-  private scan(lo: number, hi: number, positiveOnly: boolean, top = this.levels.length > 0 ? BASE + this.levels.length - 1 : 0): void {
+  /** `range` over the blocks of the index that fit in lo..hi−1 and the single points around them. */
+  private scan(lo: number, hi: number, positiveOnly: boolean): void {
+    const top = this.levels.length > 0 ? BASE + this.levels.length - 1 : 0;
     const v = this.values;
     // NaN fails every comparison; the initial bounds leave out ±Infinity; `floor` the values ≤ 0 on a log axis.
     const floor = positiveOnly ? 0 : -Infinity;
@@ -120,4 +143,31 @@ function earlier(v: ArrayLike<number>, a: number, b: number, higher: boolean): n
   if (a < 0) return b;
   if (b < 0) return a;
   return (higher ? v[b] > v[a] : v[b] < v[a]) ? b : a;
+}
+
+/**
+ * `range` by reading every point of lo..hi−1 (same answers: first lowest and first highest, finite,
+ * above 0 when `positiveOnly`; −1 for none), for short ranges and the index's smallest blocks.
+ */
+function scanPoints(v: ArrayLike<number>, lo: number, hi: number, positiveOnly: boolean, out: [number, number]): void {
+  // NaN fails every comparison; the initial bounds leave out ±Infinity; `floor` the values ≤ 0 on a log axis.
+  const floor = positiveOnly ? 0 : -Infinity;
+  let lowest = -1;
+  let highest = -1;
+  let lowValue = Infinity;
+  let highValue = -Infinity;
+  for (let i = lo; i < hi; i++) {
+    const value = v[i];
+    if (value < lowValue && value > floor) {
+      lowest = i;
+      lowValue = value;
+    }
+    if (value > highValue && value < Infinity) {
+      highest = i;
+      highValue = value;
+    }
+  }
+  out[0] = lowest;
+  // The highest finite point is not above 0: there is no positive point at all.
+  out[1] = highValue > floor ? highest : -1;
 }
