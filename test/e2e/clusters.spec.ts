@@ -163,6 +163,15 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
     await expect(form.locator('.field__error')).toHaveCount(0);
     expect(stored().clusters[0].remoteDir).toBe('~/shoal-lab');
 
+    // Not tested yet: said beside Deploy, which probes every host itself before it starts anything.
+    await view.getByTestId('close-overlay').click();
+    await page.getByTestId('deploy-target').selectOption('lab');
+    await expect(page.getByTestId('deploy-note')).toHaveText('lab has not been tested: Deploy checks each host before it starts; Test in Clusters to know beforehand.');
+    await expect(page.getByTestId('deploy-test-cluster')).toHaveText('Test now');
+    await expect(page.getByTestId('deploy-blocked')).toHaveCount(0);
+    await page.getByTestId('deploy-target').selectOption('local');
+    await page.getByTestId('open-clusters').click();
+
     // A test where no host is ready (nothing listens on port 1).
     await view.getByTestId('test-cluster').click();
     await expect(view.getByTestId('test-summary')).toHaveText('0 of 2 hosts ready', { timeout: 60_000 });
@@ -183,7 +192,7 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
     await view.getByTestId('close-overlay').click();
     await page.getByTestId('deploy-target').selectOption('lab');
     await expect(page.getByTestId('deploy-button')).toBeDisabled();
-    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 2 hosts ready (127.0.0.5: ');
+    await expect(page.getByTestId('deploy-blocked')).toContainText(/^The last connection test of lab \(tested (just now|\d+ min ago)\) found 0 of 2 hosts ready \(127\.0\.0\.5: /);
     await expect(page.getByTestId('deploy-blocked')).toContainText('fix them and test again in Clusters.');
     // The stored cluster prices the plan: two hosts, one core each until a passing test measures them.
     await page.getByTestId('cluster-picker').selectOption('ssh:lab');
@@ -199,7 +208,7 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
     await expect(page.getByTestId('status')).toContainText('Ready', { timeout: 30_000 });
     await page.getByTestId('deploy-target').selectOption('lab');
     await expect(page.getByTestId('deploy-button')).toBeDisabled();
-    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 2 hosts ready (127.0.0.5: ');
+    await expect(page.getByTestId('deploy-blocked')).toContainText(/^The last connection test of lab \(tested (just now|\d+ min ago)\) found 0 of 2 hosts ready \(127\.0\.0\.5: /);
     await expect(page.getByTestId('deploy-blocked')).toContainText('127.0.0.7: ');
     await page.getByTestId('deploy-target').selectOption('local');
 
@@ -242,7 +251,13 @@ test('fields are checked where they are typed; hosts, settings and clusters are 
     await expect(reopened.locator('[data-testid="cluster-host"][data-host="127.0.0.8"]')).toContainText('Not tested since it was added or changed');
     await reopened.getByTestId('close-overlay').click();
     await page.getByTestId('deploy-target').selectOption('lab');
-    await expect(page.getByTestId('deploy-blocked')).toContainText('The last connection test of lab found 0 of 1 host ready (127.0.0.5: ');
+    await expect(page.getByTestId('deploy-blocked')).toContainText(/^The last connection test of lab \(tested (just now|\d+ min ago)\) found 0 of 1 host ready \(127\.0\.0\.5: .*\); 127\.0\.0\.8 was added or changed since: fix them/);
+    // Testing again from beside Deploy opens Clusters on the cluster, where the test runs (and asks about host keys).
+    await page.getByTestId('deploy-test-cluster').click();
+    await expect(reopened.getByTestId('test-summary')).toHaveText('0 of 2 hosts ready', { timeout: 60_000 });
+    await reopened.getByTestId('close-overlay').click();
+    await expect(page.getByTestId('deploy-blocked')).toContainText('127.0.0.8: ');
+    await expect(page.getByTestId('deploy-blocked')).not.toContainText('added or changed');
     await page.getByTestId('deploy-target').selectOption('local');
 
     // Remove a host (asked first; Escape answers no), rename the cluster, remove it.

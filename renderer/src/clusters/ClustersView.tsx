@@ -9,7 +9,7 @@ import { LinkMatrix } from './LinkMatrix';
 import { ClusterSettingsForm } from './ClusterSettingsForm';
 import { StoredHostVerdict, StoredTestSummary } from './StoredTest';
 import { SurveyProgress } from './SurveyProgress';
-import { refreshClusters, resumePolling, selectCluster, stopPolling, testCluster, useClusters } from './clustersStore';
+import { refreshClusters, resumePolling, selectCluster, testCluster, useClusters } from './clustersStore';
 import { TrustDialog } from './TrustDialog';
 
 const MARK: Record<string, string> = { running: '…', ok: '✓', warn: '!', fail: '✗', skipped: '–' };
@@ -63,8 +63,8 @@ export function ClustersView() {
   const test = useClusters((s) => s.test);
   useEffect(() => {
     void refreshClusters();
+    // A test goes on (and is followed) when the view closes; opening it again follows it from here.
     resumePolling();
-    return stopPolling;
   }, []);
   const cluster = listing?.clusters.find((c) => c.name === selected);
   const running = test?.state === 'running';

@@ -3,7 +3,7 @@ import type { StoredClusterTest } from '../../../engine/protocol/clusters';
 import { testedAgo } from './testedAgo';
 
 /** Now, again every minute: an age on show stays right while the view is open. */
-function useMinuteClock(): number {
+export function useMinuteClock(): number {
   const [now, setNow] = useState(Date.now);
   useEffect(() => {
     const timer = setInterval(() => setNow(Date.now()), 60_000);

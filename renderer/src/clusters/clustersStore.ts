@@ -73,6 +73,8 @@ function dropShownTest(name: string): void {
 
 const POLL_MS = 300;
 let polling: ReturnType<typeof setTimeout> | undefined;
+/** The one polling loop that may go on: a newer start (or a stop) ends the older one, even mid-request. */
+let pollLoop = 0;
 
 export async function refreshClusters(): Promise<void> {
   const client = studioClient();
@@ -164,15 +166,17 @@ export async function importHosts(request: ImportHostsRequest): Promise<boolean>
   }
 }
 
-async function poll(testId: string): Promise<void> {
+async function poll(testId: string, loop = ++pollLoop): Promise<void> {
   const client = studioClient();
   if (!client) return;
+  clearTimeout(polling);
   try {
     const test = await client.clusterTestStatus(testId);
+    if (loop !== pollLoop) return;
     if (useClusters.getState().test?.id !== testId && useClusters.getState().test) return;
     useClusters.setState({ test });
     if (test.state === 'running') {
-      polling = setTimeout(() => void poll(testId), POLL_MS);
+      polling = setTimeout(() => void poll(testId, loop), POLL_MS);
       return;
     }
     // The finished test is stored with the cluster (with a new link matrix, if the survey measured one).
@@ -186,7 +190,7 @@ async function poll(testId: string): Promise<void> {
 export async function testCluster(name: string): Promise<void> {
   const client = studioClient();
   if (!client) return;
-  clearTimeout(polling);
+  stopPolling();
   try {
     const { testId } = await client.startClusterTest(name);
     useClusters.setState({ test: { id: testId, cluster: name, state: 'running', hosts: [], trust: [] }, error: undefined, message: undefined });
@@ -209,12 +213,21 @@ export async function answerTrust(promptId: string, trust: boolean): Promise<voi
   }
 }
 
-export function stopPolling(): void {
+function stopPolling(): void {
+  pollLoop++;
   clearTimeout(polling);
 }
 
-/** The view opened again while a test runs: follow it again. */
+/** The view opened again while a test runs: follow it again (one loop: a loop already going ends). */
 export function resumePolling(): void {
   const test = useClusters.getState().test;
   if (test?.state === 'running') void poll(test.id);
+}
+
+/** Test a cluster from outside the Clusters view: open the view on it (where host keys are asked about) and start. */
+export function testClusterInView(name: string, open: () => void): void {
+  if (useClusters.getState().test?.state === 'running') return;
+  selectCluster(name);
+  open();
+  void testCluster(name);
 }
