@@ -1,8 +1,8 @@
 /**
  * The prefetch worker thread (bundled as dist/agent/prefetch-worker.cjs, beside the agent): opens the
  * same dataset the agent opened (same reference, model arrays and seed, so the same files, splits and
- * preprocessing) and answers gathers of training rows, so reading and decoding run beside the agent's
- * compute instead of before it. Rows travel back as transferred buffers (no copy).
+ * preprocessing) and answers gathers of rows of either split (training steps' and evaluations'), so
+ * reading and decoding run beside the agent's compute instead of before it. Rows travel back as transferred buffers (no copy).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Dataset } from '../../engine/wire/data/dataset.js';
@@ -19,12 +19,12 @@ if (port) {
   } catch (err) {
     unavailable = (err as Error).message;
   }
-  port.on('message', ({ id, names, indices }: WorkerRequest) => {
+  port.on('message', ({ id, split, names, indices }: WorkerRequest) => {
     let reply: WorkerReply;
     if (!dataset) reply = { id, unavailable };
     else {
       try {
-        const rows = dataset.train.gather(names, indices);
+        const rows = dataset[split].gather(names, indices);
         port.postMessage({ id, rows } satisfies WorkerReply, [rows.buffer as ArrayBuffer]);
         return;
       } catch (err) {

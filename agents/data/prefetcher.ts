@@ -25,7 +25,8 @@ function keyOf(names: readonly string[], indices: ArrayLike<number>): string {
  * will be needed. `take` then returns the prefetched rows of a read, or reads them in place when none
  * match. Prefetch never decides what is read: a read is matched by its exact arrays and indices,
  * computed by the same data order as always, so a changed plan (a resize, other virtual nodes) or a
- * restart only costs a miss. Memory is bounded: reads not planned any more (past steps, an old plan)
+ * restart only costs a miss. An evaluation plans the same way, its chunks standing for steps (the
+ * validation split's own prefetcher). Memory is bounded: reads not planned any more (past steps, an old plan)
  * are dropped, so at most stepsAhead + 1 steps of this agent's rows are held or in flight. A failed read rejects the `take` that asks for
  * it, with the reader's message (file and rows); one never asked for is dropped silently.
  */

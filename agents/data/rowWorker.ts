@@ -12,8 +12,12 @@ export interface DataSource {
   seed: number;
 }
 
+/** Which split of the dataset a read is from: training rows, or the validation rows an evaluation reads. */
+export type SplitName = 'train' | 'validation';
+
 export interface WorkerRequest {
   id: number;
+  split: SplitName;
   names: string[];
   indices: Uint32Array;
 }
@@ -29,12 +33,17 @@ export function prefetchWorkerFile(): string | null {
   return beside && existsSync(beside) ? beside : null;
 }
 
+/** A worker's loader: reads the training split unless told another (an evaluation's validation rows). */
+export interface RowWorker extends RowLoader {
+  load(names: string[], indices: Uint32Array, split?: SplitName): Promise<Float32Array | null>;
+}
+
 /**
  * Rows read by a worker thread. Requests are answered in order; a read error rejects that request
  * with the reader's message. If the worker cannot run (it failed to start or to open the data), every
  * request resolves null and the agent reads in place, as without prefetch: slower, never wrong.
  */
-export function workerLoader(file: string, source: DataSource, log: (line: string) => void = () => undefined): RowLoader {
+export function workerLoader(file: string, source: DataSource, log: (line: string) => void = () => undefined): RowWorker {
   const waiting = new Map<number, { resolve: (rows: Float32Array | null) => void; reject: (err: Error) => void }>();
   let next = 0;
   let broken = false;
@@ -62,13 +71,13 @@ export function workerLoader(file: string, source: DataSource, log: (line: strin
   worker.on('error', (err) => giveUp(err.message));
   worker.on('exit', (code) => giveUp(`exited with code ${code}`));
   return {
-    load(names, indices) {
+    load(names, indices, split = 'train') {
       if (broken) return Promise.resolve(null);
       return new Promise((resolve, reject) => {
         const id = next++;
         waiting.set(id, { resolve, reject });
         worker.ref();
-        worker.postMessage({ id, names, indices: Uint32Array.from(indices) } satisfies WorkerRequest);
+        worker.postMessage({ id, split, names, indices: Uint32Array.from(indices) } satisfies WorkerRequest);
       });
     },
     close() {
