@@ -110,7 +110,7 @@ export async function runCoordinator(): Promise<void> {
     await runTraining({ config, plan, startPlan, membership, log, resizes, stop });
     await finish(0);
   } catch (err) {
-    const message = `${(err as Error).message}${wayBack(config.checkpointDir)}`;
+    const message = `${(err as Error).message}${wayBack(config.checkpointDir, config.checkpointEverySteps)}`;
     log.emit({ type: 'status', state: 'failed', message, time: now() });
     say('error', message);
     await finish(1);
@@ -145,8 +145,9 @@ function acceptControl(conn: Connection, resizes: ResizeRequest[], stop: { reque
 }
 
 /** What a failed job's message ends with: the checkpoint it can continue from once the cause is fixed. */
-function wayBack(checkpointDir: string | undefined): string {
+function wayBack(checkpointDir: string | undefined, checkpointEvery: number | undefined): string {
   const newest = checkpointDir ? latestCheckpointIn(checkpointDir) : null;
+  if (!newest && checkpointEvery) return ' None of its checkpoints was written before the failure, so there is none to resume from.';
   if (!newest) return ' No checkpoint was written before the failure (--checkpoint-every N saves them as the job goes).';
   return ` Its newest checkpoint, ${basename(newest)}, is kept: fix the cause, then \`shoal resume ${resolve(checkpointDir!, '..')}\` continues from it.`;
 }

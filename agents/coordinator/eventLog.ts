@@ -1,8 +1,9 @@
-import { closeSync, existsSync, openSync, readFileSync, renameSync, writeFileSync, writeSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { EventFrame } from '../../engine/protocol/controlWire.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import type { Connection } from '../../engine/wire/connection.js';
+import { LineFile } from './lineFile.js';
 
 /**
  * The job's history as the coordinator saw it, fanned out to every attached studio. A studio that
@@ -11,7 +12,8 @@ import type { Connection } from '../../engine/wire/connection.js';
 export class EventLog {
   readonly events: JobEvent[] = [];
   private readonly subscribers = new Set<Connection>();
-  private fd: number | null = null;
+  /** events.jsonl, while it is still there to append to. */
+  private disk: LineFile | null = null;
   /** The file events are appended to (absolute), while it is still there to append to. */
   private file: string | null = null;
 
@@ -33,7 +35,7 @@ export class EventLog {
       }
     }
     if (file) {
-      this.fd = openSync(file, 'a', 0o600);
+      this.disk = new LineFile(file, this.events.length);
       this.file = resolve(file);
     }
   }
@@ -42,20 +44,27 @@ export class EventLog {
     const index = this.events.length;
     this.events.push(event);
     if (this.file && !existsSync(this.file)) this.folderGone(this.file);
-    if (this.fd !== null) {
-      try {
-        writeSync(this.fd, JSON.stringify(event) + '\n');
-      } catch (err) {
-        // A full disk must not end the training: the stream to attached studios goes on.
-        process.stderr.write(`[coordinator] event log write failed, no longer persisting events: ${(err as Error).message}\n`);
-        closeSync(this.fd);
-        this.fd = null;
-      }
-    }
+    this.persist(false);
     for (const conn of this.subscribers) {
       if (!conn.closed) conn.send({ type: 'event', index, event } satisfies EventFrame);
     }
     if (event.type === 'membership' && this.file) this.writeMembership(event);
+  }
+
+  /**
+   * Append the events not yet on disk. A full disk must not end the training, nor lose the history:
+   * the events wait in memory (where they are anyway) and are written once there is space (./lineFile.ts);
+   * both moments are said, as events.
+   */
+  private persist(force: boolean): void {
+    if (!this.disk || !this.file) return;
+    const { refused, caughtUp } = this.disk.catchUp(this.events, Date.now(), force);
+    if (refused) {
+      const message = `The job's event log ${this.file} cannot be written (${refused.message}): free space there. Events are kept in memory and written as soon as it has room; attached studios get them meanwhile.`;
+      process.stderr.write(`[coordinator] ${message}\n`);
+      this.emit({ type: 'log', level: 'error', host: 'coordinator', rank: null, message, time: Date.now() });
+    }
+    if (caughtUp) this.emit({ type: 'log', level: 'info', host: 'coordinator', rank: null, message: `The job's event log ${this.file} caught up: ${caughtUp.lines} events written after ${(caughtUp.waitedMs / 1000).toFixed(0)} s without room.`, time: Date.now() });
   }
 
   /**
@@ -79,8 +88,8 @@ export class EventLog {
    */
   private folderGone(file: string): void {
     this.file = null;
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
+    this.disk?.close();
+    this.disk = null;
     const folder = dirname(file);
     const message = existsSync(folder)
       ? `${file} was deleted while the job ran: the events from here on are no longer written to disk (attached studios still get them).`
@@ -95,8 +104,9 @@ export class EventLog {
     conn.onClose = () => this.subscribers.delete(conn);
   }
 
-  /** Resolve once every subscriber has flushed what was written to it. */
+  /** Resolve once every subscriber has flushed what was written to it (and the file has had a last try). */
   async drain(): Promise<void> {
+    this.persist(true);
     await Promise.all(
       [...this.subscribers].map(
         (conn) => new Promise<void>((resolve) => (conn.closed || conn.socket.writableLength === 0 ? resolve() : conn.socket.once('drain', () => resolve()))),

@@ -3,7 +3,12 @@ import { loadCheckpoint, saveCheckpoint } from './checkpoints.js';
 import type { Generation } from './generation.js';
 import { heldStateFrom, type HeldState } from './heldState.js';
 import { stateFromSnapshots, type JobState } from './jobState.js';
+import { writePatiently } from './patientWrite.js';
 import { now, type TrainingRun } from './trainingRun.js';
+
+/** A last checkpoint that cannot be written is tried again this often, for this long (the user frees space). */
+const FINAL_RETRY_MS = 5_000;
+const FINAL_GIVE_UP_MS = 30 * 60_000;
 
 /**
  * The job's state as the training loop takes and keeps it: snapshots of a running generation,
@@ -26,14 +31,25 @@ export class JobCheckpoints {
   /**
    * Save step `at`'s state, when the job has a checkpoint folder; returns the file, or null. A failed
    * write is reported at once (path and OS error). Mid-job it must not end the training it protects;
-   * the final one (`required`: the last step, a stop that checkpoints) is the job's result, so it throws.
+   * the final one (`required`: the last step, a stop that checkpoints) is the job's result: while the
+   * disk is full it is held in memory and tried again (./patientWrite.ts), up to FINAL_GIVE_UP_MS,
+   * then it throws.
    */
   async save(gen: Generation, at: number, required = at === this.run.config.steps): Promise<string | null> {
     const { config, log, modelName, say } = this.run;
-    if (!config.checkpointDir) return null;
+    const dir = config.checkpointDir;
+    if (!dir) return null;
     const state = await this.snapshot(gen);
+    const write = () => saveCheckpoint(dir, state, { jobId: config.jobId, plan: gen.plan, model: modelName, step: at });
     try {
-      const saved = saveCheckpoint(config.checkpointDir, state, { jobId: config.jobId, plan: gen.plan, model: modelName, step: at });
+      const saved = required
+        ? await writePatiently(write, {
+            retryMs: FINAL_RETRY_MS,
+            giveUpMs: FINAL_GIVE_UP_MS,
+            onWait: (err, giveUpMs) => say('error', `${err.message} The weights of step ${at} are held in memory: free space in ${dir} and they are written at the next try, every ${FINAL_RETRY_MS / 1000} s for up to ${giveUpMs / 60_000} min.`),
+            onRecovered: (ms) => say('info', `The checkpoint of step ${at} was written after waiting ${(ms / 1000).toFixed(0)} s for the disk.`),
+          })
+        : write();
       log.emit({ type: 'checkpoint', action: 'saved', step: at, path: saved.file, bytes: saved.bytes, time: now() });
       return saved.file;
     } catch (err) {

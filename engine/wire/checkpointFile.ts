@@ -72,7 +72,8 @@ export function writeCheckpoint(file: string, header: CheckpointHeader, body: Fl
     const why = code === 'ENOSPC' ? 'the disk is full' : code === 'EACCES' || code === 'EROFS' ? 'the folder is not writable' : code === 'ENOENT' ? 'its folder no longer exists' : null;
     // The OS error as it was, with the friendlier reading: the user fixes the one, support reads the other.
     const os = (err as Error).message;
-    throw new Error(`Cannot write checkpoint ${file}: ${why ? `${why} (${os})` : os}. Older checkpoints in ${dirname(file)} are intact; free space, make the folder writable or choose another run folder (--out).`);
+    // The OS error travels as the cause: a caller can tell a full disk (worth waiting out) from the rest.
+    throw new Error(`Cannot write checkpoint ${file}: ${why ? `${why} (${os})` : os}. Older checkpoints in ${dirname(file)} are intact; free space, make the folder writable or choose another run folder (--out).`, { cause: err });
   }
   // The rename itself is durable only once the folder's entry is on disk.
   const dirFd = openSync(dirname(file), 'r');
