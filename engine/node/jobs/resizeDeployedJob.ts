@@ -8,7 +8,7 @@ import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { followEvents, type CoordinatorAddress } from './jobControl.js';
 import { resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
-import { runInputs } from './runInputs.js';
+import { resizeInputs, type JobReads } from './resizeInputs.js';
 import type { Payload } from '../deploy/uploadPayload.js';
 
 /** Agents to add on one host: a host of the job's cluster (or any stored cluster) by alias. */
@@ -67,10 +67,14 @@ export async function resizeDeployedJob(
   const launcher: Launcher = record.launcher === 'local' ? new LocalLauncher() : new SshLauncher(hosts, { ...options, ...(record.settings ? { settings: record.settings } : {}) });
   let at: (CoordinatorAddress & { close(): void }) | undefined;
   try {
-    const coordinator = (at = await coordinatorAddress(launcher, record));
+    const { reads, ...coordinator } = (at = await coordinatorAddress(launcher, record));
     const targets = expandTargets(launcher, record, request.add);
-    // A new host needs the job's model and data too (a user's model file, an uploaded dataset).
-    if (targets.length) await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}), record.launcher === 'local' ? null : runInputs(runDir));
+    // A new host needs the job's model and data too (a user's model file, an uploaded dataset): the files the job trains on.
+    const newHosts = added.filter((h) => !record.hosts.some((x) => x.alias === h.alias)).map((h) => h.alias);
+    if (targets.length) {
+      const inputs = record.launcher === 'local' ? null : resizeInputs(runDir, { jobId: record.jobId, reads, remoteDir: record.settings?.remoteDir, newHosts });
+      await prepareTargets(launcher, new Set(targets), options.onPrepare ?? (() => {}), inputs);
+    }
 
     const id = record.jobId;
     let latest: MembershipEvent | undefined;
@@ -117,14 +121,17 @@ export async function resizeDeployedJob(
   }
 }
 
-/** The coordinator as this machine reaches it: through the head's SSH session, with the secret read from the head's mode-600 file (kept in memory only). */
-async function coordinatorAddress(launcher: Launcher, record: DeployRecord): Promise<CoordinatorAddress & { close(): void }> {
+/**
+ * The coordinator as this machine reaches it: through the head's SSH session, with the secret read from
+ * the head's mode-600 file (kept in memory only), and the model and data files it tells agents to read.
+ */
+async function coordinatorAddress(launcher: Launcher, record: DeployRecord): Promise<CoordinatorAddress & { reads: JobReads; close(): void }> {
   const head = launcher.targets[0].alias;
   const config = await launcher.readJobFile(head, record.jobId, 'temp', 'coordinator.config');
   if (config === undefined) throw new Error(`Job ${record.jobId} is not running: its coordinator has no config file left on ${record.head} (it finished, failed or was stopped). See it with: shoal attach ${record.jobId}`);
-  const secret = String((JSON.parse(config) as { secret?: unknown }).secret ?? '');
+  const { secret, model, training } = JSON.parse(config) as JobReads & { secret?: unknown };
   const forward = await launcher.forward(head, record.coordinator.listenHost, record.coordinator.port);
-  return { host: forward.host, port: forward.port, secret, close: () => forward.close() };
+  return { host: forward.host, port: forward.port, secret: String(secret ?? ''), reads: { model, training }, close: () => forward.close() };
 }
 
 /** One launch target per new agent, in the order asked. */

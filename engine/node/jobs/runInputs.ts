@@ -8,7 +8,7 @@ import type { RunRecord } from './runStore.js';
  * The model and data a deployed job was started with (its job.json here), as the payload a host that
  * joins it later needs in ~/.shoal/inputs/<hash>/ — the built-in models' MNIST digits travel with the
  * agent, so those jobs have none. The files are read where they were at deploy; changed since, they
- * hash differently, and the new host gets what is here now (the job's own hosts keep theirs).
+ * hash differently, and resizeInputs.ts refuses to send them (the job's agents read the deploy's folder).
  */
 export function runInputs(runDir: string): JobInputs | null {
   const file = join(runDir, 'job.json');
