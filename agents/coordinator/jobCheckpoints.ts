@@ -31,9 +31,11 @@ export class JobCheckpoints {
   /**
    * Save step `at`'s state, when the job has a checkpoint folder; returns the file, or null. A failed
    * write is reported at once (path and OS error). Mid-job it must not end the training it protects;
-   * the final one (`required`: the last step, a stop that checkpoints) is the job's result: while the
-   * disk is full it is held in memory and tried again (./patientWrite.ts), up to FINAL_GIVE_UP_MS,
-   * then it throws.
+   * the final one (`required`: the last step, a stop that checkpoints) is the job's result, so it
+   * throws. At the end of training, while the disk is full, it is held in memory and tried again
+   * (./patientWrite.ts), up to FINAL_GIVE_UP_MS: nobody may be watching, and hours of training are at
+   * stake. A stop's checkpoint fails at once instead: whoever stops waits for it for 30 s only
+   * (engine/node/jobs/stopOutcome.ts), and is better told the cause than timed out.
    */
   async save(gen: Generation, at: number, required = at === this.run.config.steps): Promise<string | null> {
     const { config, log, modelName, say } = this.run;
@@ -42,7 +44,7 @@ export class JobCheckpoints {
     const state = await this.snapshot(gen);
     const write = () => saveCheckpoint(dir, state, { jobId: config.jobId, plan: gen.plan, model: modelName, step: at });
     try {
-      const saved = required
+      const saved = required && at === config.steps
         ? await writePatiently(write, {
             retryMs: FINAL_RETRY_MS,
             giveUpMs: FINAL_GIVE_UP_MS,
