@@ -1,10 +1,15 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runDeployCommand } from '../../engine/node/commands/deploy.js';
+import { runPullCommand } from '../../engine/node/commands/pull.js';
+import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
 import { JobEventSchema, type JobEvent } from '../../engine/protocol/events.js';
+import { jsonLines, runCommand, stopDeployedJobs } from '../support/commandRun.js';
 import { startShoal } from '../support/faultJob.js';
+import { useTempHome } from '../support/homes.js';
 
 /**
  * A disk that fills up under a running job, for real: the run folder is on a small tmpfs (a file
@@ -27,8 +32,11 @@ const canMount = (() => {
   const probe = smallDisk('probe', '64k');
   return probe !== null;
 })();
-afterAll(() => {
-  for (const at of mounts) spawnSync('umount', ['-l', at]);
+const home = useTempHome();
+afterAll(async () => {
+  await stopDeployedJobs();
+  for (const at of mounts.reverse()) spawnSync('umount', ['-l', at]);
+  home.restore();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -84,5 +92,47 @@ describe('a full disk (needs to mount a tmpfs: root or CAP_SYS_ADMIN)', () => {
     expect(stepsOf(logged)).toHaveLength(steps);
     expect(logged.some((e) => e.type === 'final')).toBe(true);
     expect(logged.some((e) => isLog(e, 'cannot be written'))).toBe(true);
+  }, 300_000);
+
+  it.skipIf(!canMount)('shoal pull onto a full disk: refused before copying when it cannot fit, and a copy cut by the disk continues once there is room', async () => {
+    process.env.SHOAL_DATA_DIR = join(work, 'pull-data');
+    try {
+      const d = await runCommand(runDeployCommand, '--cluster', 'local', '--model', 'mlp', '--plan', 'pp1-dp1', '--steps', '3', '--json');
+      expect(d.code, d.err).toBe(0);
+      const id = jsonLines<{ jobId?: string }>(d.out)[0].jobId!;
+      const runDir = listDeployRecords().find((r) => r.record.jobId === id)!.runDir;
+      const source = join(home.home, '.shoal', 'runs', id, 'checkpoints', 'step-0000003.ckpt');
+      for (let i = 0; i < 600 && !existsSync(source); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(existsSync(source)).toBe(true);
+
+      // The whole run folder on a 1 MiB disk (its own small files, deploy.json among them, moved onto it):
+      // the ~6 MiB checkpoint does not fit, which is said before any byte is copied.
+      const own = readdirSync(runDir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => ({ name: f.name, bytes: readFileSync(join(runDir, f.name)) }));
+      expect(mount(['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', runDir])).toBe(true);
+      mounts.push(runDir);
+      for (const f of own) writeFileSync(join(runDir, f.name), f.bytes);
+      const refused = await runCommand(runPullCommand, id);
+      expect(refused.code).toBe(1);
+      expect(refused.err).toMatch(new RegExp(`the disk holding ${runDir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} has 1\\.0 MiB free and this copy needs \\d+\\.\\d MiB: free some space`));
+      spawnSync('umount', ['-l', runDir]);
+      mounts.pop();
+
+      // Only the checkpoints folder is small: the space check (of the run folder's disk) passes, the disk fills mid-copy.
+      const checkpoints = join(runDir, 'checkpoints');
+      mkdirSync(checkpoints, { recursive: true });
+      expect(mount(['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', checkpoints])).toBe(true);
+      mounts.push(checkpoints);
+      const cut = await runCommand(runPullCommand, id);
+      expect(cut.code).toBe(1);
+      expect(cut.err).toContain(`the disk is full: writing ${join(checkpoints, 'step-0000003.ckpt')}.part failed (ENOSPC). Free some space, then run shoal pull again; it continues this file from the`);
+      // Room again: the next pull continues the cut file and ends with the very same bytes.
+      expect(mount(['-o', 'remount,size=64m', checkpoints])).toBe(true);
+      const resumed = await runCommand(runPullCommand, id, '--json');
+      expect(resumed.code, resumed.err).toBe(0);
+      expect(readFileSync(join(checkpoints, 'step-0000003.ckpt')).equals(readFileSync(source))).toBe(true);
+      expect(existsSync(join(checkpoints, 'step-0000003.ckpt.part'))).toBe(false);
+    } finally {
+      delete process.env.SHOAL_DATA_DIR;
+    }
   }, 300_000);
 });
