@@ -96,12 +96,12 @@ export function beginStep(rows: RowPrefetcher, step: number, readsOf: (step: num
 
 /**
  * An evaluation ended on this agent (a stage that reads data). With SHOAL_EVAL_STATS set to a file,
- * one JSON line: how many of its reads the worker served (hits) or were read in place (misses), and
- * the time spent waiting for rows. A file apart from SHOAL_DATA_STATS, whose lines are steps.
+ * one JSON line: its time here, the time spent waiting for rows, and how many of its reads the worker
+ * served (hits) or were read in place (misses). A file apart from SHOAL_DATA_STATS, whose lines are steps.
  */
-export function evaluationDone(rows: RowPrefetcher, evalId: number, before: { hits: number; misses: number }, waitMs: number): void {
+export function evaluationDone(rows: RowPrefetcher, evalId: number, before: { hits: number; misses: number; at: number }, waitMs: number): void {
   const stats = process.env.SHOAL_EVAL_STATS;
   if (!stats) return;
-  const line = { pid: process.pid, evalId, waitMs, hits: rows.hits - before.hits, misses: rows.misses - before.misses, maxRssKb: process.resourceUsage().maxRSS };
+  const line = { pid: process.pid, evalId, evalMs: performance.now() - before.at, waitMs, hits: rows.hits - before.hits, misses: rows.misses - before.misses, maxRssKb: process.resourceUsage().maxRSS };
   appendFileSync(stats, `${JSON.stringify(line)}\n`);
 }

@@ -45,7 +45,7 @@ export async function runPipelineEval(ctx: StageContext, evalId: number): Promis
     return [...(isFirst ? [{ names: ctx.feeds.inputs, indices: indices.subarray(first, last) }] : []), ...(isLast ? [{ names: ctx.feeds.targets, indices }] : [])];
   };
   const rows = isFirst || isLast ? validationRows(ctx.data) : null;
-  const before = rows && { hits: rows.hits, misses: rows.misses };
+  const before = rows && { hits: rows.hits, misses: rows.misses, at: performance.now() };
   let waitMs = 0;
   module.setPass?.(null);
   for (let k = 0; k < chunks; k++) {
