@@ -14,6 +14,13 @@ export class AgentLostError extends Error {
   }
 }
 
+/** A member reported a failure no loss explains (bad data, a bug): which one, for a caller that can leave it out. */
+export class AgentFailedError extends Error {
+  constructor(readonly member: Member, readonly rank: number, message: string) {
+    super(message);
+  }
+}
+
 /** Request ids are unique for the coordinator's life: a late reply to an old generation's request can never answer a new one. */
 let requestIds = 0;
 function reserveRequestIds(count: number): RequestId {
@@ -94,7 +101,7 @@ export class Generation {
     if (this.lossGraceSec === null || h.generation !== this.id) return;
     // A survivor's step fails when a peer dies; the coordinator may learn of the death a moment
     // later. Only a failure no loss explains within the grace period ends the job.
-    const error = new Error(`Agent ${describeMember(this.members[rank], rank)} failed${h.step === null ? '' : ` at step ${h.step}`}: ${h.message}`);
+    const error = new AgentFailedError(this.members[rank], rank, `Agent ${describeMember(this.members[rank], rank)} failed${h.step === null ? '' : ` at step ${h.step}`}: ${h.message}`);
     clearTimeout(this.failureTimer);
     this.failureTimer = setTimeout(() => this.breakWith(error), this.lossGraceSec * 1000);
   }

@@ -3,7 +3,7 @@ import { planTeam } from '../../engine/plan/teamPlan.js';
 import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import type { AgentRequest } from '../../engine/protocol/agentRequests.js';
 import { floatsToBytes } from '../../engine/wire/frame.js';
-import { AgentLostError, Generation } from './generation.js';
+import { AgentFailedError, AgentLostError, Generation } from './generation.js';
 import { isHeldState, lostHolders, sourcesForStage, type HeldState } from './heldState.js';
 import type { JobCheckpoints } from './jobCheckpoints.js';
 import { stateForStages, type JobState } from './jobState.js';
@@ -79,7 +79,11 @@ export class Generations {
    * `options.exclude` (ranks a resize releases): re-planned for all of them (planTeam: stages,
    * replicas, virtual nodes), or under `options.plan` as given (the first generation). Agents no
    * layout can use wait, said in the membership event. If an agent is lost while it is set up, it
-   * tries again with whoever is left (the state is still in hand). Returns the step it continues at.
+   * tries again with whoever is left (the state is still in hand); so too when an agent that joins a
+   * running job fails to set up (its data unreadable on its host, a broken install): it is fenced out
+   * and the job goes on without it, rather than end on a newcomer's account. At the start of a job,
+   * or when an agent that trained before fails, the failure ends the job as any unexplained one does.
+   * Returns the step it continues at.
    */
   async establish(state: JobState | HeldState | null, at: number, reason: string, options: { plan?: Plan; exclude?: ReadonlySet<Member>; requestId?: string } = {}): Promise<number> {
     const { job, config, say } = this.run;
@@ -94,12 +98,16 @@ export class Generations {
       const { plan, waitingReason } = given ? { plan: given, waitingReason: 'the plan the job started with uses fewer agents; they take part when the team changes' } : planTeam(job.plan, config.model, team.length);
       const members = team.slice(0, agentsNeeded(plan));
       const waiting = team.slice(members.length).map((m) => ({ host: m.host, pid: m.pid, reason: waitingReason ?? '' }));
+      const veterans = new Set(this.served);
       try {
         await this.start(plan, members, state, at, reason, waiting, options.requestId);
         return at;
       } catch (err) {
-        if (!(err instanceof AgentLostError)) throw err;
-        say('warn', `${err.message} Setting up again without it.`);
+        const newcomerFailed = err instanceof AgentFailedError && veterans.size > 0 && !veterans.has(err.member);
+        if (!(err instanceof AgentLostError) && !newcomerFailed) throw err;
+        // A resize's own newcomer failing answers that request (its requester waits for this event), before the agent is fenced.
+        say('warn', `${err.message.replace(/\.$/, '')}. Setting up again without it.`, newcomerFailed ? options.requestId : undefined);
+        if (newcomerFailed) job.membership.lose(err.member, `could not join the job: ${err.message.replace(/\.$/, '')}`);
         given = undefined;
         if (isHeldState(state) && lostHolders(state).length > 0) {
           // The agent holding a stage's state is gone before handing it over: the last checkpoint has it.

@@ -17,9 +17,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(data, { recursive: true, force: true }));
 
-function shoal(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+function shoal(args: string[], extraEnv: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('npx', ['shoal', ...args], { cwd: root, env: env(), timeout: 300_000 }, (err, stdout, stderr) => {
+    execFile('npx', ['shoal', ...args], { cwd: root, env: { ...env(), ...extraEnv }, timeout: 300_000 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0;
       resolve({ code, stdout, stderr });
     });
@@ -82,6 +82,41 @@ describe('npx shoal resize', () => {
     const after = await shoal(['resize', id, '--add', 'local']);
     expect(after.code).toBe(1);
     expect(after.stderr).toMatch(/is not running: .*no control\.json.*shoal resume/);
+  }, 600_000);
+
+  it('an agent that cannot set up as it joins (its data unreadable) is left out: the job goes on and finishes, the resize fails saying why', async () => {
+    const steps = 300;
+    const train = spawn('npx', ['shoal', 'train', '--model', 'mlp', '--cluster', 'local:2', '--steps', String(steps), '--json'], { cwd: root, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    train.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const events: JobEvent[] = [];
+    let firstStep!: () => void;
+    const running = new Promise<void>((resolve) => (firstStep = resolve));
+    createInterface({ input: train.stdout }).on('line', (line) => {
+      const event = JobEventSchema.parse(JSON.parse(line));
+      events.push(event);
+      if (event.type === 'step') firstStep();
+    });
+    const exited = new Promise<number | null>((resolve) => train.once('exit', (code) => resolve(code)));
+    await Promise.race([running, exited]);
+    const id = /job (job-\S+), run folder/.exec(stderr)?.[1];
+    expect(id, stderr).toBeDefined();
+
+    // The new agent is started with the resize's environment: here it cannot find the digits it trains on.
+    const resize = await shoal(['resize', id!, '--add', 'local:1'], { SHOAL_MNIST_DIR: '/nonexistent' });
+    expect(resize.code).toBe(1);
+    // Its requester hears why (or, should the agent's exit be seen first, that it exited, naming its log).
+    expect(resize.stderr).toMatch(/refused the resize: Agent rank 2 on local-a0 \(pid \d+\) failed: Cannot read MNIST digits from \/nonexistent\/0\.json|Agent local-a0 \(pid \d+\) exited with code 1 before the resize was applied/);
+
+    expect(await exited, stderr).toBe(0);
+    const why = events.find((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('Cannot read MNIST digits from /nonexistent/0.json'));
+    expect(why?.type === 'log' && why.message).toMatch(/Setting up again without it\.$/);
+    const resized = events.flatMap((e) => (e.type === 'membership' && e.reason.startsWith('resize') ? [e] : []));
+    expect(resized).toHaveLength(1);
+    expect(resized[0].agents.map((a) => a.host).sort()).toEqual(['local-0', 'local-1']);
+    expect(resized[0].lost).toBe(1);
+    expect(events.filter((e) => e.type === 'step').map((e) => e.type === 'step' && e.step)).toEqual(Array.from({ length: steps }, (_, i) => i));
+    expect(events.at(-1)?.type).toBe('final');
   }, 600_000);
 
   it('says which job it could not find, and refuses bad arguments and SSH hosts clearly', async () => {
