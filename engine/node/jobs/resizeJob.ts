@@ -60,7 +60,7 @@ export async function resizeJob(route: ResizeRoute, request: ResizeRequest): Pro
     } else if (e.type === 'log' && e.requestId !== undefined && e.requestId === ours && e.level !== 'info') {
       reject(new Error(`Job ${id} refused the resize: ${e.message}`));
     } else if (e.type === 'final') reject(new Error(`Job ${id} finished before the resize was applied.`));
-    else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message}` : ''}.`));
+    else if (e.type === 'status' && (e.state === 'failed' || e.state === 'stopped')) reject(new Error(`Job ${id} ${e.state} before the resize was applied${e.message ? `: ${e.message.replace(/\.$/, '')}` : ''}.`));
   };
   const detach = await route.events(onEvent, (reason) => reject(new Error(`Lost the connection to the coordinator of job ${id} before the resize was applied: ${reason}`)));
   try {
