@@ -8,6 +8,9 @@ import { checkResizable, resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
 import { latestCheckpoint, runsRoot, type RunRecord } from './runStore.js';
 
+/** How long an added agent's exit waits before it is the resize's answer (see startAgents). */
+const EXIT_REPORT_DELAY_MS = 2_000;
+
 export interface RunningJob {
   runDir: string;
   record: RunRecord;
@@ -74,7 +77,9 @@ export async function resizeRunningJob(job: RunningJob, add: number, remove: num
             const agent = startDetachedAgent(bundle, agentConfig(control.secret, control, '127.0.0.1', host), join(runDir, `agent-${host}.log`));
             agents.push(agent);
             onProgress(`started agent ${host} (pid ${agent.child.pid}), its output in ${agent.logFile}`);
-            agent.exited.then(({ code, signal }) => failed(new Error(`Agent ${host} (pid ${agent.child.pid}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before the resize was applied; see ${agent.logFile}.`)));
+            // An agent the coordinator fenced out (it could not set up) exits at once; the coordinator's
+            // refusal, which says why, is on its way: give it a moment to be the answer.
+            agent.exited.then(({ code, signal }) => setTimeout(() => failed(new Error(`Agent ${host} (pid ${agent.child.pid}) ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before the resize was applied; see ${agent.logFile}.`)), EXIT_REPORT_DELAY_MS).unref());
           }
         },
       },
