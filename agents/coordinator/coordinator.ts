@@ -37,7 +37,7 @@ export async function runCoordinator(): Promise<void> {
   if (restartCount() > 0) config.profile = false;
   const log = new EventLog(config.eventLogPath, { continues: restartCount() > 0 });
   // Restarted by its supervisor: the agents the history says the job last had.
-  const team = restartCount() > 0 ? teamAfterRestart(plan, config.model, config.agents, log.events) : null;
+  const team = restartCount() > 0 ? teamAfterRestart(plan, config.model, config.agents, log.replayed) : null;
   if (team) config.agents = team.agents;
   const startPlan = team?.plan;
   const say = (level: 'info' | 'warn' | 'error', message: string, rank: number | null = null, host = 'coordinator') => {

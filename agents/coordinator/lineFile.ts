@@ -14,7 +14,7 @@ export class LineFile {
   /** Bytes of whole lines on disk. */
   private bytes: number;
   /** Items on disk. */
-  private written: number;
+  private lines: number;
   private lastTry = -Infinity;
   /** When the disk first refused the backlog now waiting (null: none waits). */
   private behindSince: number | null = null;
@@ -24,21 +24,27 @@ export class LineFile {
     this.fd = openSync(file, 'a+', 0o600);
     this.bytes = wholeLinesLength(this.fd);
     if (this.bytes < fstatSync(this.fd).size) ftruncateSync(this.fd, this.bytes);
-    this.written = lines;
+    this.lines = lines;
+  }
+
+  /** Items on disk (the first `written` of the caller's list). */
+  get written(): number {
+    return this.lines;
   }
 
   /**
-   * Write items[written..] as lines. `force` tries now even within RETRY_MS of the last refusal (the
-   * job's end). Returns what changed: the disk's refusal (when it begins), or a backlog written.
+   * Write items `written`..count−1 (`item(i)` is item i) as lines. `force` tries now even within
+   * RETRY_MS of the last refusal (the job's end). Returns what changed: the disk's refusal (when it
+   * begins), or a backlog written.
    */
-  catchUp(items: readonly unknown[], now: number, force = false): { refused?: Error; caughtUp?: { lines: number; waitedMs: number } } {
-    if (this.written >= items.length) return {};
+  catchUp(count: number, item: (index: number) => unknown, now: number, force = false): { refused?: Error; caughtUp?: { lines: number; waitedMs: number } } {
+    if (this.lines >= count) return {};
     if (this.behindSince !== null && !force && now - this.lastTry < RETRY_MS) return {};
     this.lastTry = now;
-    const backlog = items.length - this.written;
+    const backlog = count - this.lines;
     try {
-      for (; this.written < items.length; this.written++) {
-        const line = Buffer.from(JSON.stringify(items[this.written]) + '\n');
+      for (; this.lines < count; this.lines++) {
+        const line = Buffer.from(JSON.stringify(item(this.lines)) + '\n');
         for (let at = 0; at < line.length; ) at += writeSync(this.fd, line, at);
         this.bytes += line.length;
       }

@@ -55,7 +55,9 @@ export async function runTraining(job: JobContext): Promise<void> {
   const asynchronous = !scheduleTraits(job.plan.schedule).stepBarrier;
   const balancer = new VirtualNodeBalancer();
   // After a coordinator restart the clock goes on from the first coordinator's start (runClock.ts).
-  const clock = runClockFrom(log.events);
+  const clock = runClockFrom(log.replayed);
+  // The restarted history's last reader: what studios ask for again is read back from the file.
+  log.forgetReplayed();
   const metrics = new StepMetrics(log, perEpoch, asynchronous, balancer, clock?.startedAt);
   const record = (at: number, replies: Message[]) => metrics.record(generations.gen, generations.clocks, at, replies);
   /** Evaluation and checkpoint after step `at` when they are due (always after the last). */

@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { LineFile } from '../../agents/coordinator/lineFile.js';
 
+/** catchUp over a whole list (EventLog passes its window the same way). */
+const upTo = (lines: LineFile, items: unknown[], now: number, force = false) => lines.catchUp(items.length, (i) => items[i], now, force);
+
 const work = mkdtempSync(join(tmpdir(), 'shoal-line-file-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
@@ -12,10 +15,10 @@ describe('LineFile', () => {
     const file = join(work, 'events.jsonl');
     const lines = new LineFile(file, 0);
     const items: unknown[] = [{ a: 1 }];
-    expect(lines.catchUp(items, 0)).toEqual({});
+    expect(upTo(lines, items, 0)).toEqual({});
     items.push({ b: 2 }, 'three');
-    expect(lines.catchUp(items, 1)).toEqual({});
-    expect(lines.catchUp(items, 2)).toEqual({});
+    expect(upTo(lines, items, 1)).toEqual({});
+    expect(upTo(lines, items, 2)).toEqual({});
     lines.close();
     expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"b":2}\n"three"\n');
   });
@@ -24,7 +27,7 @@ describe('LineFile', () => {
     const file = join(work, 'restarted.jsonl');
     writeFileSync(file, '{"a":1}\n{"b":2}\n{"c":');
     const lines = new LineFile(file, 2);
-    lines.catchUp([{ a: 1 }, { b: 2 }, { c: 3 }], 0);
+    upTo(lines, [{ a: 1 }, { b: 2 }, { c: 3 }], 0);
     lines.close();
     expect(readFileSync(file, 'utf8')).toBe('{"a":1}\n{"b":2}\n{"c":3}\n');
   });
@@ -32,11 +35,11 @@ describe('LineFile', () => {
   it('a refused write is said once and leaves no torn line (/dev/full refuses every write with ENOSPC)', () => {
     const lines = new LineFile('/dev/full', 0);
     const items = [{ a: 1 }];
-    expect(lines.catchUp(items, 0).refused?.message).toMatch(/ENOSPC/);
+    expect(upTo(lines, items, 0).refused?.message).toMatch(/ENOSPC/);
     // Within the retry interval nothing is tried; after it, the refusal goes on without a second word.
-    expect(lines.catchUp(items, 1_000)).toEqual({});
-    expect(lines.catchUp(items, 10_000)).toEqual({});
-    expect(lines.catchUp(items, 10_001, true)).toEqual({});
+    expect(upTo(lines, items, 1_000)).toEqual({});
+    expect(upTo(lines, items, 10_000)).toEqual({});
+    expect(upTo(lines, items, 10_001, true)).toEqual({});
     lines.close();
   });
 });
