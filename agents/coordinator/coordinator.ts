@@ -9,6 +9,7 @@ import { describeIssues, unhandled } from '../../engine/protocol/wireHeader.js';
 import type { Connection } from '../../engine/wire/connection.js';
 import { listenAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 import { EventLog } from './eventLog.js';
+import { whenOwnerGone } from './ownerWatch.js';
 import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
@@ -52,6 +53,11 @@ export async function runCoordinator(): Promise<void> {
   membership.onLog = (member, level, message) => say(level as 'info', message, null, member.host);
   const resizes: ResizeRequest[] = [];
   const stop = { requested: false };
+  whenOwnerGone((owner) => {
+    if (stop.requested) return;
+    stop.requested = true;
+    say('warn', `The job's owner (pid ${owner}: shoal train or the studio) is gone: the job stops with a checkpoint at the next step boundary, as on Ctrl-C; shoal resume continues it from there.`);
+  });
   const server: Server = await listenAuthenticated(
     config.listenHost ?? '127.0.0.1',
     rememberedPort(),

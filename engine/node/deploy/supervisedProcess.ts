@@ -63,7 +63,8 @@ export class SupervisedProcess {
     const child = spawn(process.execPath, [this.o.bundle, this.o.role], {
       cwd: this.o.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SHOAL_SUPERVISED: '1', SHOAL_RESTART: String(this.restarts) },
+      // SHOAL_OWNER_PID: the coordinator stops the job (with a checkpoint) should this owner die unannounced.
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SHOAL_SUPERVISED: '1', SHOAL_RESTART: String(this.restarts), SHOAL_OWNER_PID: String(process.pid) },
     });
     this.child = child;
     child.stdin!.on('error', () => {}); // a process that dies at once closes its stdin under us
