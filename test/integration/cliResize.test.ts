@@ -26,6 +26,24 @@ function shoal(args: string[], extraEnv: Record<string, string> = {}): Promise<{
   });
 }
 
+/** `shoal train --model mlp … --json` in the background, once it has taken its first step (or exited): its events as they come. */
+async function trainRunning(args: string[]): Promise<{ events: JobEvent[]; exited: Promise<number | null>; stderr: () => string }> {
+  const train = spawn('npx', ['shoal', 'train', '--model', 'mlp', ...args, '--json'], { cwd: root, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  train.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const events: JobEvent[] = [];
+  let firstStep!: () => void;
+  const running = new Promise<void>((resolve) => (firstStep = resolve));
+  createInterface({ input: train.stdout }).on('line', (line) => {
+    const event = JobEventSchema.parse(JSON.parse(line));
+    events.push(event);
+    if (event.type === 'step') firstStep();
+  });
+  const exited = new Promise<number | null>((resolve) => train.once('exit', (code) => resolve(code)));
+  await Promise.race([running, exited]);
+  return { events, exited, stderr: () => stderr };
+}
+
 /**
  * Issue 5: `shoal resize` grows a job that `shoal train` runs in another process: it finds the job by
  * id, asks its coordinator over the control connection, starts agents detached from itself, and the
@@ -35,21 +53,9 @@ describe('npx shoal resize', () => {
   it('adds two local agents to a running `shoal train` job; the job reports 4 agents and finishes', async () => {
     const planFile = join(data, 'plan.json');
     writeFileSync(planFile, JSON.stringify({ ...presetPlan(zooModel('mlp'), 'pp1-dp2'), virtualNodes: { total: 4 } }));
-    const train = spawn('npx', ['shoal', 'train', '--model', 'mlp', '--cluster', 'local:2', '--plan-file', planFile, '--steps', '400', '--json'], { cwd: root, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    train.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const events: JobEvent[] = [];
-    let firstStep!: () => void;
-    const running = new Promise<void>((resolve) => (firstStep = resolve));
-    createInterface({ input: train.stdout }).on('line', (line) => {
-      const event = JobEventSchema.parse(JSON.parse(line));
-      events.push(event);
-      if (event.type === 'step') firstStep();
-    });
-    const exited = new Promise<number | null>((resolve) => train.once('exit', (code) => resolve(code)));
-    await Promise.race([running, exited]);
-    const jobId = /job (job-\S+), run folder (\S+)/.exec(stderr);
-    expect(jobId, stderr).not.toBeNull();
+    const { events, exited, stderr } = await trainRunning(['--cluster', 'local:2', '--plan-file', planFile, '--steps', '400']);
+    const jobId = /job (job-\S+), run folder (\S+)/.exec(stderr());
+    expect(jobId, stderr()).not.toBeNull();
     const [, id, runDir] = jobId!;
     // The control file holds the secret: readable by its owner only.
     expect(statSync(join(runDir, 'control.json')).mode & 0o777).toBe(0o600);
@@ -69,7 +75,7 @@ describe('npx shoal resize', () => {
     expect(applied.type).toBe('membership');
     expect(applied.agents).toHaveLength(4);
 
-    expect(await exited, stderr).toBe(0);
+    expect(await exited, stderr()).toBe(0);
     const generations = events.flatMap((e) => (e.type === 'membership' && e.reason.startsWith('resize') ? [e] : []));
     expect(generations).toHaveLength(1);
     expect(generations[0].agents.map((a) => a.virtualNodes).reduce((a, b) => a + b)).toBe(4);
@@ -86,21 +92,9 @@ describe('npx shoal resize', () => {
 
   it('an agent that cannot set up as it joins (its data unreadable) is left out: the job goes on and finishes, the resize fails saying why', async () => {
     const steps = 300;
-    const train = spawn('npx', ['shoal', 'train', '--model', 'mlp', '--cluster', 'local:2', '--steps', String(steps), '--json'], { cwd: root, env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stderr = '';
-    train.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const events: JobEvent[] = [];
-    let firstStep!: () => void;
-    const running = new Promise<void>((resolve) => (firstStep = resolve));
-    createInterface({ input: train.stdout }).on('line', (line) => {
-      const event = JobEventSchema.parse(JSON.parse(line));
-      events.push(event);
-      if (event.type === 'step') firstStep();
-    });
-    const exited = new Promise<number | null>((resolve) => train.once('exit', (code) => resolve(code)));
-    await Promise.race([running, exited]);
-    const id = /job (job-\S+), run folder/.exec(stderr)?.[1];
-    expect(id, stderr).toBeDefined();
+    const { events, exited, stderr } = await trainRunning(['--cluster', 'local:2', '--steps', String(steps)]);
+    const id = /job (job-\S+), run folder/.exec(stderr())?.[1];
+    expect(id, stderr()).toBeDefined();
 
     // The new agent is started with the resize's environment: here it cannot find the digits it trains on.
     const resize = await shoal(['resize', id!, '--add', 'local:1'], { SHOAL_MNIST_DIR: '/nonexistent' });
@@ -109,7 +103,7 @@ describe('npx shoal resize', () => {
     // for longer than that (a loaded machine) reports the exit, naming the agent's log, which is right too.
     expect(resize.stderr).toMatch(/refused the resize: Agent rank 2 on local-a0 \(pid \d+\) failed: Cannot read MNIST digits from \/nonexistent\/0\.json|Agent local-a0 \(pid \d+\) exited with code 1 before the resize was applied; see /);
 
-    expect(await exited, stderr).toBe(0);
+    expect(await exited, stderr()).toBe(0);
     const why = events.find((e) => e.type === 'log' && e.level === 'warn' && e.message.includes('Cannot read MNIST digits from /nonexistent/0.json'));
     expect(why?.type === 'log' && why.message).toMatch(/Setting up again without it\.$/);
     const resized = events.flatMap((e) => (e.type === 'membership' && e.reason.startsWith('resize') ? [e] : []));

@@ -9,9 +9,9 @@ import { connectHost } from '../../engine/node/deploy/ssh/connectHost.js';
 import { uploadPayload, type Payload } from '../../engine/node/deploy/uploadPayload.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
-import { removeHomes, hostHome, useTempHome } from '../support/homes.js';
-import { hostFor, makeUserKey, startHostsWithHomes, startSshd, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
+import { hostHome, useTempHome } from '../support/homes.js';
+import { hostFor, makeUserKey, startHostsWithHomes, startSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
 import { saveLayersModel, tf, tfl } from '../support/userModels.js';
 
 /**
@@ -54,13 +54,7 @@ beforeAll(async () => {
   writeFileSync(csv, rows.join('\n') + '\n');
 }, 120_000);
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 const deployArgs = (cluster: string, ...data: string[]) => ['--cluster', cluster, '--model', modelFile, ...data, '--plan', 'pp2-dp1', '--batch', '16', '--steps', '4', '--trust-new', '--detach', '--json'];
 

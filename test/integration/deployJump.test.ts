@@ -6,9 +6,9 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
-import { makeUserKey, stopAllSshd, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes } from '../support/sshd.js';
-import { useTempHome, removeHomes } from '../support/homes.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
+import { makeUserKey, type PrivateSshd, type UserKey, hostFor, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
 
 /**
  * A deploy where one host is reached only through a ProxyJump host: the head (127.0.0.2) directly, the
@@ -32,13 +32,7 @@ beforeAll(async () => {
   saveClusterHosts('behind', [hostFor(head, 'head', key.path), hostFor(inner, 'inner', key.path, [{ address: bastion.address, port: bastion.port, user: bastion.user, identityFiles: [key.path] }])]);
 });
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 const logins = (s: PrivateSshd) => readFileSync(join(s.dir, 'sshd.log'), 'utf8').split('\n').filter((l) => l.includes('Accepted publickey')).length;
 

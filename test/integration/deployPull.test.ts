@@ -10,9 +10,9 @@ import { runPullCommand } from '../../engine/node/commands/pull.js';
 import { runStopCommand } from '../../engine/node/commands/stop.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { makeUserKey, stopAllSshd, type PrivateSshd, hostFor, startHostsWithHomes } from '../support/sshd.js';
-import { useTempHome, removeHomes } from '../support/homes.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
+import { makeUserKey, type PrivateSshd, hostFor, startHostsWithHomes } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
 
 /**
  * Results come home (issue 18): `shoal stop` checkpoints first, `shoal pull` copies a deployed run's
@@ -34,13 +34,7 @@ beforeAll(async () => {
   saveClusterHosts('lab', servers.map((s, i) => hostFor(s, aliases[i], key.path)));
 });
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 const headRun = (id: string) => join(homes[0], '.shoal', 'runs', id);
 const localRun = (id: string) => listDeployRecords().find((r) => r.record.jobId === id)!.runDir;

@@ -13,9 +13,9 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
-import { freePort, makeUserKey, startSshd, stopAllSshd, type PrivateSshd, type UserKey, hostFor, standInBin, startHostsWithHomes } from '../support/sshd.js';
-import { hostHome, useTempHome, removeHomes } from '../support/homes.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
+import { freePort, makeUserKey, startSshd, type PrivateSshd, type UserKey, hostFor, standInBin, startHostsWithHomes } from '../support/sshd.js';
+import { hostHome, useTempHome } from '../support/homes.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
 
 /**
  * `shoal deploy|jobs|attach|stop` against three real OpenSSH servers on 127.0.0.2–4, each with its own
@@ -37,13 +37,7 @@ beforeAll(async () => {
   saveClusterHosts('lab', servers.map((s, i) => hostOf(s, aliases[i])));
 });
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 const hostOf = (s: { address: string; port: number; user: string }, alias: string): SshHost => hostFor(s, alias, key.path);
 

@@ -13,10 +13,10 @@ import { presetPlan } from '../../engine/plan/presets.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import { readCheckpoint } from '../../engine/wire/checkpointFile.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
-import { removeHomes, useTempHome } from '../support/homes.js';
-import { hostFor, makeUserKey, startHostsWithHomes, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
-import { saveLayersModel, tf, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
+import { useTempHome } from '../support/homes.js';
+import { hostFor, makeUserKey, startHostsWithHomes, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { saveLayersModel, tf, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 
 /**
  * A job that trains the user's own model (model.json + weights.bin) on the user's own NumPy data,
@@ -41,7 +41,6 @@ const REMOTE_DIR = '~/shoal-work';
 const remoteRoot = (home: string) => join(home, 'shoal-work');
 const STEPS = 3000;
 /** The model's two inputs and two targets, as .npy files. */
-const ARRAYS: Parameters<typeof writeNpyData>[1] = { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } };
 
 beforeAll(async () => {
   env = useTempHome();
@@ -55,21 +54,15 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
   modelFile = await saveLayersModel(twoInTwoOut(), join(env.home, 'model'));
   dataDir = join(env.home, 'data-in');
-  writeNpyData(dataDir, ARRAYS, 96);
-  writeNpyData(join(dataDir, 'val'), ARRAYS, 16, 2);
+  writeNpyData(dataDir, TWO_IN_TWO_OUT_ARRAYS, 96);
+  writeNpyData(join(dataDir, 'val'), TWO_IN_TWO_OUT_ARRAYS, 16, 2);
   // Data parallel over two replicas with 4 virtual nodes, so a third replica can join and the global batch stays 16.
   const model = loadModel(modelFile);
   planFile = join(env.home, 'dp2-v4.json');
   writeFileSync(planFile, JSON.stringify({ ...presetPlan(model, 'pp1-dp2', { globalBatch: 16 }), model: modelRef(model), virtualNodes: { total: 4 } }));
 }, 120_000);
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 /** The job's history on the head host, as far as it is written. */
 const history = (id: string): JobEvent[] => {
@@ -176,7 +169,7 @@ describe('shoal resize --add onto a fresh SSH host, for a job with the user\'s m
 
   test('data changed here since the deploy: adding a fresh host is refused before it is touched, the job trains on; with the files back it joins', async () => {
     const changing = join(env.home, 'data-changing');
-    writeNpyData(changing, ARRAYS, 64, 5);
+    writeNpyData(changing, TWO_IN_TWO_OUT_ARRAYS, 64, 5);
     const d = await run(runDeployCommand, '--cluster', 'pair', '--model', modelFile, '--data', changing, '--plan-file', planFile, '--steps', '100000', '--trust-new', '--detach', '--json');
     expect(d.code, d.err).toBe(0);
     const { jobId: id } = jsonLines<{ type: string; jobId: string }>(d.out).find((e) => e.type === 'deployed')!;
@@ -184,7 +177,7 @@ describe('shoal resize --add onto a fresh SSH host, for a job with the user\'s m
     await until('the job steps on r2+r3', () => history(id).some((e) => e.type === 'step' && e.step >= 5));
 
     // Other values, same shapes: the files hash differently, but the job's agents read inputs/<hash> of the deploy.
-    writeNpyData(changing, ARRAYS, 64, 6);
+    writeNpyData(changing, TWO_IN_TWO_OUT_ARRAYS, 64, 6);
     const inputsOnR4 = () => (existsSync(join(remoteRoot(homes[2]), 'inputs')) ? readdirSync(join(remoteRoot(homes[2]), 'inputs')).sort() : []);
     const before = inputsOnR4();
     const refused = await run(runResizeCommand, id, '--add', 'r4', '--trust-new', '--json');
@@ -198,7 +191,7 @@ describe('shoal resize --add onto a fresh SSH host, for a job with the user\'s m
     expect(untouched?.state).toBe('running');
     expect(untouched?.agents?.training).toBe(2);
 
-    writeNpyData(changing, ARRAYS, 64, 5);
+    writeNpyData(changing, TWO_IN_TWO_OUT_ARRAYS, 64, 5);
     const grow = await run(runResizeCommand, id, '--add', 'r4', '--trust-new', '--json');
     expect(grow.code, grow.err).toBe(0);
     expect(grow.err).toMatch(new RegExp(`^r4\\s+upload\\s+ok\\s+model and data uploaded to ~/shoal-work/inputs/${hash}\\b`, 'm'));

@@ -6,10 +6,10 @@ import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
-import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
-import { hostFor, makeUserKey, startHostsWithHomes, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
-import { removeHomes, useTempHome } from '../support/homes.js';
-import { saveLayersModel, tf, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
+import { hostFor, makeUserKey, startHostsWithHomes, type PrivateSshd, type UserKey } from '../support/sshd.js';
+import { useTempHome } from '../support/homes.js';
+import { saveLayersModel, tf, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 
 /**
  * A user's own model deployed over SSH: the model file, its weights and the NumPy data travel to each
@@ -32,17 +32,11 @@ beforeAll(async () => {
   await tf.setBackend('cpu');
   modelFile = await saveLayersModel(twoInTwoOut(), join(env.home, 'model'));
   dataDir = join(env.home, 'data-in');
-  writeNpyData(dataDir, { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } }, 80);
-  writeNpyData(join(dataDir, 'val'), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } }, 16, 2);
+  writeNpyData(dataDir, TWO_IN_TWO_OUT_ARRAYS, 80);
+  writeNpyData(join(dataDir, 'val'), TWO_IN_TWO_OUT_ARRAYS, 16, 2);
 }, 120_000);
 
-afterAll(async () => {
-  await stopDeployedJobs();
-  await stopAllSshd();
-  removeHomes(homes);
-  delete process.env.SHOAL_DATA_DIR;
-  env?.restore();
-});
+afterAll(() => endDeployTests(homes, env));
 
 describe('shoal deploy --model model.json --data DIR', () => {
   test('uploads the model, its weights and the data once per content, trains on both hosts and validates on val/', async () => {

@@ -15,7 +15,7 @@ import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { openNpy } from '../../engine/wire/data/npy.js';
 import { readCheckpoint } from '../../engine/wire/checkpointFile.js';
 import { latestCheckpoint } from '../../engine/node/jobs/runStore.js';
-import { attentionBlock, biLstmClassifier, constrainedMlp, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { attentionBlock, biLstmClassifier, constrainedMlp, freezeNested, layerZoo, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
@@ -37,7 +37,7 @@ beforeAll(async () => {
   };
   await make('resnet', resnetBlock(), { x: { shape: [8, 8, 2], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } });
   await make('lstm', biLstmClassifier(), { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } });
-  await make('two', twoInTwoOut(), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } });
+  await make('two', twoInTwoOut(), TWO_IN_TWO_OUT_ARRAYS);
   await make('attention', await attentionBlock(), { x: { shape: [4, 6], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
   await make('zoo', layerZoo(), { x: { shape: [8, 8, 3], kind: 'float' }, y: { shape: [], kind: { classes: 2 } } });
   await make('constrained', constrainedMlp(), { x: { shape: [6], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } });

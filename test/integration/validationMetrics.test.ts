@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobEventSchema, type EvalEvent, type FinalEvent, type JobEvent } from '../../engine/protocol/events.js';
 import type { DatasetRecord } from '../../engine/protocol/runs.js';
 import type { TrainingSetup } from '../../engine/protocol/trainingSetup.js';
-import { saveLayersModel, tfl, twoInTwoOut, writeNpyData } from '../support/userModels.js';
+import { saveLayersModel, tfl, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 
 /**
  * Evaluation that means something, from the command line: a saved tfjs classifier whose training
@@ -111,7 +111,7 @@ describe('validation metrics of shoal train --json', () => {
     const json = JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
     json.trainingConfig = { loss: { cls: { class_name: 'SparseCategoricalCrossentropy', config: { from_logits: true } }, reg: 'mse' }, metrics: { cls: ['accuracy'], reg: ['mae'] } };
     writeFileSync(file, JSON.stringify(json));
-    writeNpyData(join(dir, 'two-data'), { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } }, 64);
+    writeNpyData(join(dir, 'two-data'), TWO_IN_TWO_OUT_ARRAYS, 64);
     const { final } = shoalTrain(['--model', file, '--data', join(dir, 'two-data'), '--validation-split', '0.25', '--cluster', 'local:2', '--plan', 'pp2-dp1', '--steps', '4', '--batch', '16'], join(dir, 'two-runs'));
     const m = final.metrics!;
     expect(Object.keys(m).sort()).toEqual(['cls_accuracy', 'cls_loss', 'reg_loss', 'reg_mae']);

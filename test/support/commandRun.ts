@@ -1,6 +1,8 @@
 import type { CommandIo } from '../../engine/node/commands/commandIo.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
 import { launcherFor } from '../../engine/node/jobs/launcherFor.js';
+import { removeHomes } from './homes.js';
+import { stopAllSshd } from './sshd.js';
 
 export interface CommandResult {
   code: number;
@@ -30,4 +32,16 @@ export async function stopDeployedJobs(): Promise<void> {
     await launcher.stop(record.jobId).catch(() => {});
     launcher.close();
   }
+}
+
+/**
+ * The end of a test file that deploys to private sshd hosts: stop the jobs it left running, the sshd
+ * servers and their homes, and give back the environment it set (SHOAL_DATA_DIR, the temporary home).
+ */
+export async function endDeployTests(homes: readonly string[] | undefined, env: { restore(): void } | undefined): Promise<void> {
+  await stopDeployedJobs();
+  await stopAllSshd();
+  removeHomes(homes);
+  delete process.env.SHOAL_DATA_DIR;
+  env?.restore();
 }

@@ -61,6 +61,9 @@ export function biLstmClassifier(): tfl.LayersModel {
   return tfl.model({ inputs: input, outputs: head, name: 'bilstm' });
 }
 
+/** NumPy arrays that feed twoInTwoOut: its inputs a and b, its targets cls (3 classes) and reg (for writeNpyData). */
+export const TWO_IN_TWO_OUT_ARRAYS: Record<string, { shape: number[]; kind: 'float' | { classes: number } }> = { a: { shape: [5], kind: 'float' }, b: { shape: [3], kind: 'float' }, cls: { shape: [], kind: { classes: 3 } }, reg: { shape: [1], kind: 'float' } };
+
 /** Two inputs, two heads (a classifier and a regressor), dropout and a shared Dense called twice. */
 export function twoInTwoOut(): tfl.LayersModel {
   const a = tfl.input({ shape: [5], name: 'a' });
