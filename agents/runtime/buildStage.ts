@@ -9,9 +9,9 @@ import type { GraphStage } from '../exec/graph/graphStage.js';
 import { defaultTraining } from '../../engine/protocol/trainingSetup.js';
 import { GradientSync } from '../exec/gradientSync.js';
 import { createOptimizer } from '../exec/optimizer.js';
-import { wholeStageExecutor, type StageExecutor } from '../exec/stageExecutor.js';
-import { StageModule, stageLayers } from '../exec/stageModule.js';
-import { makeSynthetic } from '../exec/syntheticStage.js';
+import type { StageExecutor } from '../exec/stageExecutor.js';
+import { syntheticStage } from '../exec/syntheticStage.js';
+import { stageLayers } from '../exec/tensorParallel/stageLayers.js';
 import { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 import { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { neighbours, type StageContext } from './stageContext.js';
@@ -29,26 +29,23 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
   const wanted = new Set(links.links);
   await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
 
-  let whole: StageModule | null = null;
   let module: StageExecutor;
   let tensorGroup: TensorGroup | null = null;
   let graphStage: GraphStage | null = null;
-  if (setup.model.source) {
-    // The user's own model: any graph, executed with tfjs-layers' layers (exec/graph/). Loaded only
-    // here: evaluating tfjs-layers costs every agent process about 0.3 s at start, which a built-in
-    // model's agents (and a job growing by them) need not pay.
-    const { buildGraphStage } = await import('../exec/graph/buildGraphStage.js');
-    graphStage = await buildGraphStage(setup.model, plan, me.stage, training.losses);
-    module = graphStage;
-  } else if (stage.tensorParallel > 1) {
+  if (stage.tensorParallel > 1) {
     if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
     tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
     const { layers, inputShape, isFirst, isLast } = stageLayers(setup.model, stage.layers);
     module = new ShardedStage(plan, layers, inputShape, isFirst, isLast, tensorGroup);
   } else {
-    whole = StageModule.create(setup.model, stage.layers, plan.seed, { keepActivations: !plan.recompute });
-    if (setup.syntheticStageMs) makeSynthetic(whole, setup.syntheticStageMs);
-    module = wholeStageExecutor(whole);
+    // Every model, built-in or the user's own: its layers built by tfjs-layers. Loaded only here, so
+    // that the coordinator and tools importing this module do not evaluate tfjs-layers.
+    const { buildGraphStage } = await import('../exec/graph/buildGraphStage.js');
+    // PipeMare differentiates at the current (or corrected) weights, so an asynchronous stage
+    // recomputes its activations in the backward pass rather than keeping the forward pass's.
+    const keepActivations = !plan.recompute && scheduleTraits(plan.schedule).stepBarrier;
+    graphStage = await buildGraphStage(setup.model, plan, me.stage, training.losses, keepActivations);
+    module = setup.syntheticStageMs ? syntheticStage(graphStage, setup.syntheticStageMs) : graphStage;
   }
   const dataGroup = new ProcessGroup(me.rank, links.dataParallelGroup, mesh.links, { name: `data-parallel group of stage ${me.stage}${tensorGroup ? ` shard ${me.shard}` : ''}` });
   const clip = plan.gradientClipNorm === undefined ? undefined : {
@@ -65,7 +62,6 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
     model: setup.model,
     me,
     module,
-    stageModule: whole,
     overlapGradients: setup.overlapGradients,
     tensorGroup,
     gradientSync: stepBarrier ? new GradientSync({ group: dataGroup, params: module.params, zero: plan.zero, optimizer: plan.optimizer, clip }) : null,

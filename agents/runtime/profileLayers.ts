@@ -6,10 +6,14 @@ import { microBatchSize, placements } from '../../engine/plan/placement.js';
 import type { AllReduceMeasurement, LayerTiming, LinkMeasurement } from '../../engine/protocol/profile.js';
 import { allReduce } from '../comm/collectives.js';
 import { ProcessGroup } from '../comm/processGroup.js';
-import { layerGradient } from '../exec/layerGradient.js';
-import { applyLayer, layerParams } from '../exec/layerOps.js';
-import { oneHotRows } from '../exec/labels.js';
-import { crossEntropySum } from '../exec/loss.js';
+import type * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
+import type { OutputLoss } from '../../engine/model/trainingSpec.js';
+import { targetShape } from '../../engine/data/modelArrays.js';
+import { buildModel } from '../exec/graph/buildGraphStage.js';
+import { layerOfNode, namedWeights } from '../exec/graph/layersModel.js';
+import { nodeBackward } from '../exec/graph/nodeBackward.js';
+import { callNode, type CallMode } from '../exec/graph/nodeCall.js';
+import { lossSum } from '../exec/losses.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { probeLinks } from './probeLinks.js';
 import type { StageContext } from './stageContext.js';
@@ -37,10 +41,11 @@ const median = (xs: number[]) => {
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
- * Backends that run every op to completion before returning (wasm, cpu, native TensorFlow): their
- * calls need no read-back to be timed, and a read-back would add a copy the training step never makes.
+ * Backends that run every op to completion before returning (wasm, cpu): their calls need no
+ * read-back to be timed, and a read-back would add a copy the training step never makes. Native
+ * TensorFlow (tfjs-node, tfjs-node-gpu) may queue work on a device, so it is read back like WebGL.
  */
-const SYNCHRONOUS_BACKENDS = new Set(['wasm', 'cpu', 'tensorflow']);
+const SYNCHRONOUS_BACKENDS = new Set(['wasm', 'cpu']);
 
 /** Milliseconds of `f`; on a lazy backend its results are read back so the work has finished. */
 function timeCall(f: () => tf.Tensor[]): number {
@@ -61,51 +66,58 @@ function filler(shape: number[]): tf.Tensor {
   return tf.tensor(values, shape);
 }
 
+/** Valid ids for a layer that looks rows up (Embedding): 0, 1, … below its input dimension. */
+function ids(shape: number[], below: number): tf.Tensor {
+  const size = shape.reduce((a, b) => a * b, 1);
+  return tf.tensor(Float32Array.from({ length: size }, (_, i) => (i * 7) % Math.max(below, 1)), shape);
+}
+
 /**
- * Time each layer of this agent's stage (or of the whole model) alone, at each batch size, with the
- * very calls the stage's training passes make: its forward (applyLayer, the output kept), and its
- * backward from the kept input and output (layerGradient: Dense layers by hand, no forward re-run)
- * plus adding its parameter gradients into an accumulator, as every micro-batch does. A stage holding
- * the model's output also times the loss and its gradient (LOSS_TIMING_ID).
+ * Time each layer call of this agent's stage (or of the whole model) alone, at each batch size, with
+ * the very calls the stage's training passes make, for every layer kind tfjs-layers builds: the
+ * forward call (nodeCall.ts, output kept) and its backward from the kept input and output
+ * (nodeBackward.ts: Dense by hand, other layers re-run under a tape) plus adding its parameter
+ * gradients into an accumulator, as every micro-batch does. A stage holding a model output also times
+ * the loss and its gradient (LOSS_TIMING_ID).
  */
 export async function profileLayers(ctx: StageContext, options: ProfileOptions): Promise<LayerTiming[]> {
-  // A model opened from a file runs tfjs-layers' layers, which these per-layer timers do not call yet:
-  // its profile has links and the optimizer, and the cost model keeps datasheet figures for its layers.
-  if (ctx.graphStage) return [];
+  const model = ctx.graphStage?.model ?? (await buildModel(ctx.model, ctx.plan.seed));
   const out: LayerTiming[] = [];
-  // The whole stage's layers, from the model graph: a tensor-parallel shard times the unsharded layers.
-  const ids = new Set(options.scope === 'model' ? ctx.model.layers.map((l) => l.id) : ctx.plan.stages[ctx.me.stage].layers);
+  const timed = new Set(options.scope === 'model' ? ctx.model.layers.map((l) => l.id) : ctx.plan.stages[ctx.me.stage].layers);
   const byId = new Map(ctx.model.layers.map((l) => [l.id, l]));
   const concurrent = options.concurrent && options.concurrent > 1 ? { concurrent: options.concurrent } : {};
-  for (const layer of ctx.model.layers) {
-    if (!ids.has(layer.id)) continue;
-    const shapeIn = byId.get(layer.inputs[0])?.outputShape ?? layer.outputShape;
-    for (const batch of options.batches) {
-      out.push({ ...(await profileLayer(ctx, layer, shapeIn, batch, options.repeats)), ...concurrent });
-    }
+  for (const node of ctx.model.layers) {
+    if (!timed.has(node.id)) continue;
+    const inputShapes = node.inputs.map((id) => byId.get(id)!.outputShape);
+    const layer = node.spec.kind === 'input' ? null : layerOfNode(model, node.id);
+    for (const batch of options.batches) out.push({ ...(await profileNode(ctx, node, layer, inputShapes, batch, options.repeats)), ...concurrent });
   }
-  const output = ctx.model.layers[ctx.model.layers.length - 1];
-  if (ids.has(output.id)) for (const batch of options.batches) out.push({ ...(await profileLoss(ctx, output, batch, options.repeats)), ...concurrent });
+  for (const loss of ctx.measures.losses.filter((l) => timed.has(l.output))) {
+    for (const batch of options.batches) out.push({ ...(await profileLoss(ctx, loss, byId.get(loss.output)!, batch, options.repeats)), ...concurrent });
+  }
+  if (ctx.graphStage === null) model.dispose();
   return out;
 }
 
-async function profileLayer(ctx: StageContext, layer: LayerNode, inputShape: number[], batch: number, repeats: number): Promise<LayerTiming> {
-  const base = { id: layer.id, rank: ctx.me.rank, device: ctx.me.device, batch, forwardFlops: layer.forwardFlops, backwardFlops: layer.backwardFlops };
+async function profileNode(ctx: StageContext, node: LayerNode, layer: tfl.layers.Layer | null, inputShapes: number[][], batch: number, repeats: number): Promise<LayerTiming> {
+  const base = { id: node.id, rank: ctx.me.rank, device: ctx.me.device, batch, forwardFlops: node.forwardFlops, backwardFlops: node.backwardFlops };
   // An input layer passes its batch on untouched: nothing to time.
-  if (layer.spec.kind === 'input') return { ...base, forwardMs: 0, backwardMs: 0, forwardMsPerSample: 0, backwardMsPerSample: 0 };
-  const specs = layerParams(layer, inputShape, ctx.plan.seed);
-  const params = specs.map((p) => tf.tensor(p.init, p.shape));
-  const x = filler([batch, ...inputShape]);
-  const dy = filler([batch, ...layer.outputShape]);
-  const y = tf.tidy(() => applyLayer(layer, x, params));
+  if (!layer) return { ...base, forwardMs: 0, backwardMs: 0, forwardMsPerSample: 0, backwardMsPerSample: 0 };
+  const lookup = layer.getClassName() === 'Embedding' ? (layer.getConfig() as { inputDim: number }).inputDim : undefined;
+  const inputs = inputShapes.map((shape) => (lookup === undefined ? filler([batch, ...shape]) : ids([batch, ...shape], lookup)));
+  const mode: CallMode = { training: true, pass: { seed: ctx.plan.seed, step: 0, samples: Array.from({ length: batch }, (_, i) => i) } };
+  const params = namedWeights(layer, true).map((w) => w.variable);
+  const y = tf.tidy(() => callNode(node, layer, inputs, mode).clone());
+  const dy = filler(y.shape);
+  const wanted = inputs.map(() => lookup === undefined);
   const accumulated = params.map((p) => tf.zerosLike(p));
-  const forward = () => [tf.tidy(() => applyLayer(layer, x, params))];
-  const backward = () => {
-    const { dx, dParams } = layerGradient(layer, x, y, dy, params, true);
-    const sums = dParams.map((g, j) => tf.add(accumulated[j], g));
-    dParams.forEach((g) => g.dispose());
-    return dx ? [dx, ...sums] : sums;
-  };
+  const forward = () => [tf.tidy(() => callNode(node, layer, inputs, mode).clone())];
+  const backward = () =>
+    tf.tidy(() => {
+      const grads = nodeBackward(node, layer, inputs, y, dy, params, wanted, mode);
+      const sums = grads.params.map((g, j) => (g ? tf.add(accumulated[j], g) : accumulated[j].clone()));
+      return [...grads.inputs.filter((g): g is tf.Tensor => g !== null), ...sums];
+    });
   const forwards: number[] = [];
   const backwards: number[] = [];
   for (let i = 0; i <= repeats; i++) {
@@ -117,31 +129,31 @@ async function profileLayer(ctx: StageContext, layer: LayerNode, inputShape: num
     forwards.push(f);
     backwards.push(b);
   }
-  [...params, ...accumulated, x, y, dy].forEach((t) => t.dispose());
+  tf.dispose([...inputs, ...accumulated, y, dy]);
   const forwardMs = median(forwards);
   const backwardMs = median(backwards);
   return { ...base, forwardMs, backwardMs, forwardMsPerSample: forwardMs / batch, backwardMsPerSample: backwardMs / batch };
 }
 
-/** The last stage's loss: one-hot targets, softmax cross-entropy and its gradient, as lossBackwardSteps computes them. */
-async function profileLoss(ctx: StageContext, output: LayerNode, batch: number, repeats: number): Promise<LayerTiming> {
-  const width = output.outputShape[output.outputShape.length - 1];
-  const logits = filler([batch, width]);
-  const classes = Int32Array.from({ length: batch }, (_, i) => i % Math.min(width, 10));
-  const loss = () =>
+/** A last stage's loss of one output and its gradient, as the stage computes them (losses.ts). */
+async function profileLoss(ctx: StageContext, loss: OutputLoss, output: LayerNode, batch: number, repeats: number): Promise<LayerTiming> {
+  const outputs = filler([batch, ...output.outputShape]);
+  const shape = targetShape(loss, output.outputShape);
+  const width = output.outputShape[output.outputShape.length - 1] ?? 1;
+  const targets = loss.loss === 'sparseCategoricalCrossentropy' ? ids([batch, ...shape], width) : tf.tidy(() => tf.abs(filler([batch, ...shape])));
+  const step = () =>
     tf.tidy(() => {
-      const labels = tf.tensor2d(oneHotRows(classes, width), [batch, width]);
-      const { value, grad } = tf.valueAndGrad((z: tf.Tensor) => crossEntropySum(z, labels, batch))(logits);
+      const { value, grad } = tf.valueAndGrad((z: tf.Tensor) => lossSum(loss, z, targets, batch))(outputs);
       value.dataSync();
       return [grad];
     });
   const times: number[] = [];
   for (let i = 0; i <= repeats; i++) {
-    const ms = timeCall(loss);
+    const ms = timeCall(step);
     await yieldToEventLoop();
     if (i > 0) times.push(ms);
   }
-  logits.dispose();
+  tf.dispose([outputs, targets]);
   const forwardMs = median(times);
   return { id: LOSS_TIMING_ID, rank: ctx.me.rank, device: ctx.me.device, batch, forwardMs, backwardMs: 0, forwardMsPerSample: forwardMs / batch, backwardMsPerSample: 0, forwardFlops: 0, backwardFlops: 0 };
 }

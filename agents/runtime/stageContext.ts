@@ -9,7 +9,6 @@ import type { GraphStage } from '../exec/graph/graphStage.js';
 import type { GradientSync } from '../exec/gradientSync.js';
 import type { Optimizer } from '../exec/optimizer.js';
 import type { StageExecutor } from '../exec/stageExecutor.js';
-import type { StageModule } from '../exec/stageModule.js';
 import type { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { planGroups } from '../comm/planGroups.js';
 import { boundaryRanks } from '../schedule/stageBoundary.js';
@@ -23,8 +22,6 @@ export interface StageContext {
   me: Placement;
   /** What the synchronous schedules drive: the whole stage, or this agent's tensor-parallel shard. */
   module: StageExecutor;
-  /** The whole stage in this process, when it is not sharded (the asynchronous schedule needs it). */
-  stageModule: StageModule | null;
   /** Hand gradients to their all-reduce during the step's last backward pass (not only after it). */
   overlapGradients: boolean;
   /** The stage replica's tensor-parallel group, when the stage is sharded. */
@@ -39,7 +36,7 @@ export interface StageContext {
   measures: EvalMeasures;
   /** The dataset arrays the first stage reads (the model's inputs) and the last stage's targets (one per output). */
   feeds: { inputs: string[]; targets: string[] };
-  /** The stage as a graph of tfjs-layers layers (the user's own models), else null. */
+  /** The whole stage in this process (not tensor-parallel): batch-norm statistics, state weights, the asynchronous schedule. */
   graphStage: GraphStage | null;
   /** This stage's data-parallel group (same shard), for the collectives beside the gradients'. */
   dataGroup: ProcessGroup;

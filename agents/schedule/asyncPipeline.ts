@@ -5,7 +5,7 @@ import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js'
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import { ringAllReduce } from '../comm/ringAllReduce.js';
-import { flatten, unflatten } from '../exec/stageModule.js';
+import { flatten, unflatten } from '../exec/flatTensors.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { virtualNodesOf } from './pipelineStep.js';
 import type { RowRead } from '../data/prefetcher.js';
@@ -61,7 +61,7 @@ export async function runAsyncPipeline(
   timelineEverySteps = 0,
 ): Promise<void> {
   const { plan, mesh } = ctx;
-  const module = ctx.stageModule;
+  const module = ctx.graphStage;
   const optimizer = ctx.optimizer;
   if (!module || !optimizer) throw new Error('The asynchronous schedule runs whole stages only; this stage is tensor-parallel (the plan should have been refused).');
   const size = microBatchSize(plan);
@@ -85,10 +85,10 @@ export async function runAsyncPipeline(
   const sampled = (step: number) => timelineEverySteps > 0 && step % timelineEverySteps === 0;
   const windows = new Map<number, TimelineEvent[]>();
   const who = { stage: ctx.me.stage, rank: ctx.me.rank, replica: ctx.me.replica };
-  const timed = <T>(f: () => T, kind: TimelineKind, i: number): T => {
+  const timed = async <T>(f: () => T | Promise<T>, kind: TimelineKind, i: number): Promise<T> => {
     const t0 = performance.now();
     const start = clockMs();
-    const out = f();
+    const out = await f();
     busyMs += performance.now() - t0;
     if (kind === 'forward' && sampled(micros[i].step) && !windows.has(micros[i].step)) windows.set(micros[i].step, []);
     for (const events of windows.values()) events.push({ ...who, kind, micro: i, startMs: start, endMs: clockMs() });
@@ -112,7 +112,7 @@ export async function runAsyncPipeline(
     }
     const lr = lrMultiplier(delay, state.updates, state.options);
     const t0 = performance.now();
-    timed(() => {
+    await timed(() => {
       const before = state.options.discrepancyCorrection ? module.params.map((p) => p.clone()) : [];
       optimizer.apply(module.params, grads, lr);
       state.correction.observe(before, module.params, delay);
@@ -124,8 +124,9 @@ export async function runAsyncPipeline(
     const done = (perStepDone.get(step) ?? 0) + 1;
     perStepDone.set(step, done);
     if (done === perStep) {
+      await updateBatchNormStatistics(step);
       // Measuring the correction is the stage's own work (it reads every weight), not idle time.
-      const correction = timed(() => state.correction.size(module.params, stats.delay), 'optimizer', i);
+      const correction = await timed(() => state.correction.size(module.params, stats.delay), 'optimizer', i);
       const events = windows.get(step);
       windows.delete(step);
       const elapsed = performance.now() - started;
@@ -138,6 +139,15 @@ export async function runAsyncPipeline(
         timeline: events,
       });
     }
+  };
+
+  // Batch-norm moving statistics once per step, from the step's slices summed over the replicas, as
+  // in the synchronous schedules (exec/graph/batchNormStatistics.ts).
+  const updateBatchNormStatistics = async (step: number) => {
+    if (module.batchNorm.size === 0) return;
+    const sums = module.batchNorm.sums();
+    if (replicas > 1) await ringAllReduce(sums, ctx.me.rank, ctx.dataParallelGroup, mesh.links, `a${step}/bn`);
+    module.batchNorm.apply(sums);
   };
 
   // As in the synchronous schedules, the rows of a step's micro-batches and the next step's are read
@@ -153,6 +163,7 @@ export async function runAsyncPipeline(
     const micro = micros[i];
     if (op.kind === 'forward') {
       const samples = microIndices(ctx, micro);
+      module.setPass({ seed: plan.seed, step: micro.step, samples });
       if (rows && micro.step !== plannedStep) {
         plannedStep = micro.step;
         beginStep(rows, micro.step, stepReads);
@@ -160,15 +171,15 @@ export async function runAsyncPipeline(
       const x = ctx.prevRank === null ? tf.tensor(await rows!.take(ctx.feeds.inputs, samples), inShape) : tf.tensor(bytesToFloats((await mesh.link(ctx.prevRank).receive(tag(i, 'act'))).payload), inShape, 'float32');
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
-        const labels = Int32Array.from(await rows!.take(ctx.feeds.targets, samples));
-        const result = timed(() => module.lossBackward(x, labels, size * replicas), 'forward', i);
+        const targets = await rows!.take(ctx.feeds.targets, samples);
+        const result = await timed(() => module.lossBackward(x, targets, size, size * replicas), 'forward', i);
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
         x.dispose();
         if (ctx.prevRank !== null && result.dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
         result.dx?.dispose();
         await update(i, 0);
       } else {
-        const y = timed(() => module.forward(x), 'forward', i);
+        const y = await timed(() => module.forward(x), 'forward', i);
         mesh.link(ctx.nextRank).send({ type: 'tensor', tag: tag(i, 'act') }, floatsToBytes(y.dataSync() as Float32Array));
         y.dispose();
         stash.set(i, { x, version: state.updates });
@@ -178,10 +189,10 @@ export async function runAsyncPipeline(
       const { x, version } = stash.get(i)!;
       stash.delete(i);
       const delay = state.updates - version;
-      const dx = timed(() => {
+      const dx = await timed(async () => {
         // PipeMare's T2 is part of the backward pass: the weights it differentiates at.
         const corrected = state.correction.weightsFor(module.params, delay);
-        const out = module.backward(x, dy, corrected ?? undefined);
+        const out = await module.backward(x, dy, size, undefined, corrected ?? undefined);
         corrected?.forEach((t) => t.dispose());
         return out;
       }, 'backward', i);

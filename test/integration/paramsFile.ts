@@ -20,3 +20,18 @@ export function maxRelativeError(actual: Float32Array, expected: Float32Array): 
   }
   return diff / Math.max(scale, 1e-12);
 }
+
+/**
+ * Largest absolute difference relative to the largest change of the reference from its start:
+ * max |a − b| / max |b − b₀|. A large weight's small update cannot hide an error here.
+ */
+export function maxUpdateError(actual: Float32Array, expected: Float32Array, initial: Float32Array): number {
+  if (actual.length !== expected.length || initial.length !== expected.length) return Infinity;
+  let diff = 0;
+  let update = 0;
+  for (let i = 0; i < expected.length; i++) {
+    diff = Math.max(diff, Math.abs(actual[i] - expected[i]));
+    update = Math.max(update, Math.abs(expected[i] - initial[i]));
+  }
+  return diff / Math.max(update, 1e-12);
+}

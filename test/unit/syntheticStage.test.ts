@@ -1,11 +1,11 @@
 import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { makeSynthetic } from '../../agents/exec/syntheticStage.js';
-import type { StageModule } from '../../agents/exec/stageModule.js';
+import { syntheticStage } from '../../agents/exec/syntheticStage.js';
+import type { StageExecutor } from '../../agents/exec/stageExecutor.js';
 
-/** A stage module whose passes makeSynthetic replaces: only the output shape is read. */
-const stub = () => ({ outputShape: [3] }) as unknown as StageModule;
+/** A stage whose passes syntheticStage replaces: only its shapes and parameters are read. */
+const stub = () => ({ outputShape: [3], inputShape: [5], params: [], paramSpecs: [] }) as unknown as StageExecutor;
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -17,25 +17,21 @@ afterEach(() => vi.restoreAllMocks());
 describe('synthetic stage passes', () => {
   const passMs = 20;
 
-  it('sleeping passes park the thread and return zeros of the right shapes', () => {
-    const module = stub();
-    makeSynthetic(module, { forward: passMs, backward: passMs });
+  it('sleeping passes park the thread and return zeros of the right shapes', async () => {
+    const stage = syntheticStage(stub(), { forward: passMs, backward: passMs });
     const park = vi.spyOn(Atomics, 'wait');
-    const y = module.forward(tf.ones([2, 5]));
+    const y = await stage.forward(tf.ones([2, 5]), 2);
     expect(park).toHaveBeenCalled();
     expect(y.shape).toEqual([2, 3]);
     expect(Array.from(y.dataSync())).toEqual([0, 0, 0, 0, 0, 0]);
   });
 
-  it('busy passes never park the thread: they hold the core for the whole pass', () => {
-    const module = stub();
-    makeSynthetic(module, { forward: passMs, backward: passMs, busy: true });
+  it('busy passes never park the thread: they hold the core for the whole pass', async () => {
+    const stage = syntheticStage(stub(), { forward: passMs, backward: passMs, busy: true });
     const park = vi.spyOn(Atomics, 'wait');
-    module.forward(tf.ones([2, 5])).dispose();
-    const steps = module.backwardSteps(tf.ones([2, 5]), tf.ones([2, 3]));
-    let dx = steps.next();
-    while (!dx.done) dx = steps.next();
+    (await stage.forward(tf.ones([2, 5]), 2)).dispose();
+    const dx = await stage.backward(tf.ones([2, 5]), tf.ones([2, 3]), 2);
     expect(park).not.toHaveBeenCalled();
-    expect((dx.value as tf.Tensor).shape).toEqual([2, 5]);
+    expect(dx!.shape).toEqual([2, 5]);
   });
 });

@@ -10,16 +10,11 @@ import type { EvalMeasures, FinalGradient, StageExecutor } from '../stageExecuto
 import type { ShardedParamSpec } from '../tensorParallel/shardedParams.js';
 import { GradientAccumulator } from '../gradientAccumulator.js';
 import { BatchNormStatistics } from './batchNormStatistics.js';
-import { dropoutMask, type PassRows } from './dropoutMask.js';
+import type { PassRows } from './dropoutMask.js';
 import { layerOfNode, namedWeights, type WeightConstraint } from './layersModel.js';
+import { callNode, type CallMode } from './nodeCall.js';
+import { nodeBackward } from './nodeBackward.js';
 import { packColumns, unpackColumns } from './packing.js';
-
-/** Layer classes whose randomness Shoal draws itself (dropoutMask), by the axes one draw covers. */
-const DROPOUT_BROADCAST: Record<string, (rank: number) => number[]> = {
-  Dropout: () => [],
-  SpatialDropout1D: () => [1],
-  SpatialDropout2D: () => [1, 2],
-};
 
 export interface GraphStageOptions {
   graph: ModelGraph;
@@ -31,18 +26,43 @@ export interface GraphStageOptions {
   /** The loss of each model output (used on the last stage only). */
   losses: OutputLoss[];
   seed: number;
+  /** Keep every layer call's output from the forward pass for the backward pass (the plan's `recompute: false`). */
+  keepActivations?: boolean;
 }
 
+/** One layer call of the stage, with the indices (into params) of the weights it trains. */
+interface StageNode {
+  node: LayerNode;
+  layer: tfl.layers.Layer;
+  params: number[];
+}
+
+/** What a training forward pass keeps for its backward pass: every tensor of the stage, by id. */
+interface Kept {
+  env: Map<string, tf.Tensor>;
+  pass: PassRows | null;
+}
+
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /**
- * One pipeline stage of any Keras graph, executed with tfjs-layers' layers. The stage receives the
- * packed tensors of its incoming cut, applies its layer calls in graph order, and sends the packed
- * tensors of its outgoing cut; the last stage computes each output's loss, weighted and summed.
+ * One pipeline stage of any Keras graph — a user's model or a built-in one — executed with
+ * tfjs-layers' layers. The stage receives the packed tensors of its incoming cut, applies its layer
+ * calls in graph order, and sends the packed tensors of its outgoing cut; the last stage computes each
+ * output's loss, weighted and summed.
  *
- * Backward: tfjs records its autodiff tape only within one call, so a stage that is not last repeats
- * its forward pass inside `tf.grads` when the backward pass comes (what the plan's `recompute` does
- * for the built-in layers: the stage keeps only its input). The last stage runs forward, losses and
- * backward as one taped call and recomputes nothing. Dropout masks are deterministic (dropoutMask.ts),
- * so the repeat is exact; batch-norm statistics are recorded once, in the first pass.
+ * Two ways backward, both exact:
+ * - one tape: the stage's calls (and the loss, on the last stage) run again under `tf.grads` when the
+ *   backward pass comes, keeping only the stage input (recompute). The last stage runs forward, loss
+ *   and backward as one taped call and recomputes nothing. Fastest where nothing needs the gradients
+ *   layer by layer.
+ * - layer by layer: the forward pass keeps every call's output; the backward pass walks the calls in
+ *   reverse (nodeBackward.ts: Dense differentiated by hand, others re-run one layer under a tape), and
+ *   after each call hands over the gradients that call finished and lets the event loop run, so that
+ *   their all-reduce travels while earlier layers compute. Used when activations are kept and for
+ *   every backward pass that hands gradients over.
+ * Dropout masks are deterministic (nodeCall.ts), so repeated calls are exact; batch-norm statistics
+ * are recorded once, in the first pass.
  */
 export class GraphStage implements StageExecutor {
   readonly params: tf.Variable[];
@@ -50,25 +70,28 @@ export class GraphStage implements StageExecutor {
   readonly inputShape: number[];
   readonly outputShape: number[];
   readonly batchNorm = new BatchNormStatistics();
-  private readonly nodes: Array<{ node: LayerNode; layer: tfl.layers.Layer }>;
+  private readonly nodes: StageNode[];
   private readonly incoming: string[];
   private readonly outgoing: string[];
   private readonly shapes: Map<string, number[]>;
   private readonly isFirst: boolean;
   /** Positions in the incoming cut of tensors computed by earlier stages: the ones a gradient goes back to. */
   private readonly computed: number[];
+  /** Tensors of the stage that need a gradient: they lead back to a weight or to a computed input. */
+  private readonly needsGradient = new Set<string>();
   private readonly isLast: boolean;
+  private readonly keepActivations: boolean;
   private readonly gradients: GradientAccumulator;
   /** Rows (samples) of the next pass, for the dropout masks. */
   private pass: PassRows | null = null;
   private readonly passes = new Map<tf.Tensor, PassRows | null>();
+  private readonly kept = new Map<tf.Tensor, Kept>();
   private readonly constraints: Array<{ variable: tf.Variable; constraint: WeightConstraint }> = [];
 
   constructor(private readonly options: GraphStageOptions) {
     const { graph, model, layers, cuts, stage } = options;
     const byId = new Map(graph.layers.map((l) => [l.id, l]));
     this.shapes = new Map(graph.layers.map((l) => [l.id, l.outputShape]));
-    this.nodes = layers.map((id) => byId.get(id)!).filter((n) => n.spec.kind !== 'input').map((node) => ({ node, layer: layerOfNode(model, node.id) }));
     this.incoming = cuts.incoming[stage];
     this.outgoing = cuts.outgoing[stage];
     this.isFirst = stage === 0;
@@ -76,24 +99,36 @@ export class GraphStage implements StageExecutor {
     // integer ids is not even defined. Only tensors earlier stages computed get one.
     this.computed = this.incoming.flatMap((id, i) => (byId.get(id)!.spec.kind === 'input' ? [] : [i]));
     this.isLast = stage === cuts.outgoing.length - 1;
+    this.keepActivations = options.keepActivations ?? false;
     const width = (ids: string[]) => ids.reduce((n, id) => n + this.shapes.get(id)!.reduce((a, b) => a * b, 1), 0);
     this.inputShape = [width(this.incoming)];
     this.outputShape = [width(this.outgoing)];
     // A shared layer's weights appear once, however often the stage calls it: its gradients add up.
-    const seen = new Set<tf.Variable>();
+    const index = new Map<tf.Variable, number>();
     this.params = [];
     this.paramSpecs = [];
     this.gradients = new GradientAccumulator(this.params);
-    for (const { layer } of this.nodes) {
+    this.computed.forEach((i) => this.needsGradient.add(this.incoming[i]));
+    this.nodes = layers.map((id) => byId.get(id)!).filter((n) => n.spec.kind !== 'input').map((node) => {
+      const layer = layerOfNode(model, node.id);
       if (layer.getClassName() === 'BatchNormalization') this.batchNorm.track(layer);
-      for (const { name, variable, constraint } of namedWeights(layer, true)) {
-        if (seen.has(variable)) continue;
-        seen.add(variable);
-        if (constraint) this.constraints.push({ variable, constraint });
-        this.params.push(variable);
-        this.paramSpecs.push({ name, shape: variable.shape, init: new Float32Array(0), sum: 'replicated' });
-      }
-    }
+      const params = namedWeights(layer, true).map(({ name, variable, constraint }) => {
+        if (!index.has(variable)) {
+          index.set(variable, this.params.length);
+          if (constraint) this.constraints.push({ variable, constraint });
+          this.params.push(variable);
+          this.paramSpecs.push({ name, shape: variable.shape, init: new Float32Array(0), sum: 'replicated' });
+        }
+        return index.get(variable)!;
+      });
+      if (params.length > 0 || node.inputs.some((id) => this.needsGradient.has(id))) this.needsGradient.add(node.id);
+      return { node, layer, params };
+    });
+  }
+
+  /** The whole model as tfjs-layers built it (this stage's layers are some of its layers). */
+  get model(): tfl.LayersModel {
+    return this.options.model;
   }
 
   /**
@@ -116,52 +151,42 @@ export class GraphStage implements StageExecutor {
     this.pass = pass;
   }
 
-  /** Every layer call of the stage on the unpacked incoming tensors; returns all tensors by id. */
   private unpack(x: tf.Tensor): tf.Tensor[] {
     return unpackColumns(x, this.incoming.map((id) => this.shapes.get(id)!));
   }
 
-  private run(parts: tf.Tensor[], training: boolean, record: boolean, pass: PassRows | null): Map<string, tf.Tensor> {
+  /** Every layer call of the stage on the incoming tensors; returns all tensors by id (ops only: the caller tidies). */
+  private run(parts: tf.Tensor[], mode: CallMode): Map<string, tf.Tensor> {
     const env = new Map<string, tf.Tensor>();
     parts.forEach((t, i) => env.set(this.incoming[i], t));
-    for (const { node, layer } of this.nodes) {
-      const inputs = node.inputs.map((id) => {
-        const t = env.get(id);
-        if (!t) throw new Error(`Layer "${node.id}" reads "${id}", which stage ${this.options.stage + 1} neither computes nor receives.`);
-        return t;
-      });
-      env.set(node.id, this.call(node, layer, inputs, training, record, pass));
-    }
+    for (const { node, layer } of this.nodes) env.set(node.id, callNode(node, layer, this.inputsOf(node, env), mode));
     return env;
   }
 
-  private call(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Tensor[], training: boolean, record: boolean, pass: PassRows | null): tf.Tensor {
-    const className = layer.getClassName();
-    const dropout = DROPOUT_BROADCAST[className];
-    if (dropout) {
-      const rate = (layer as unknown as { rate: number }).rate;
-      if (!training || rate <= 0) return inputs[0];
-      if (!pass) throw new Error(`Layer "${node.id}" (dropout) ran in training without the rows of its micro-batch.`);
-      return tf.mul(inputs[0], dropoutMask(inputs[0].shape, rate, node.id, pass, dropout(inputs[0].rank)));
+  private inputsOf(node: LayerNode, env: Map<string, tf.Tensor>): tf.Tensor[] {
+    return node.inputs.map((id) => {
+      const t = env.get(id);
+      if (!t) throw new Error(`Layer "${node.id}" reads "${id}", which stage ${this.options.stage + 1} neither computes nor receives.`);
+      return t;
+    });
+  }
+
+  /** A training forward pass whose tensors stay (kept by the caller): each call tidied on its own. */
+  private runKept(x: tf.Tensor, pass: PassRows | null, record: boolean): Map<string, tf.Tensor> {
+    const parts = this.unpack(x);
+    const env = new Map<string, tf.Tensor>();
+    parts.forEach((t, i) => env.set(this.incoming[i], t));
+    const mode: CallMode = { training: true, pass, batchNorm: record ? this.batchNorm : undefined };
+    for (const { node, layer } of this.nodes) {
+      const inputs = this.inputsOf(node, env);
+      // A pass-through call (dropout at inference, rate 0) returns its input: keep one tensor per id.
+      const out = tf.tidy(() => {
+        const y = callNode(node, layer, inputs, mode);
+        return inputs.includes(y) ? y.clone() : y;
+      });
+      env.set(node.id, out);
     }
-    if (training && record && this.batchNorm.isTracked(layer)) this.batchNorm.record(layer, inputs[0]);
-    if (node.spec.kind === 'multiHeadAttention') {
-      // The layer is multiHeadAttention.ts's (registered in place of tfjs's). Causal when the spec or
-      // the saved call (`use_causal_mask` of the layer's k-th node, for graph id `<layer>@k`) says so.
-      const [query, value, key] = inputs;
-      const call = Number(/@(\d+)$/.exec(node.id)?.[1] ?? 0);
-      const useCausalMask = node.spec.causal || layer.inboundNodes[call]?.callArgs?.useCausalMask === true;
-      // Attention dropout: Shoal's deterministic mask over the scores [rows, heads, T, S].
-      const rate = (layer as unknown as { dropout?: number }).dropout ?? 0;
-      let attentionDropoutMask: ((shape: number[]) => tf.Tensor) | undefined;
-      if (training && rate > 0) {
-        if (!pass) throw new Error(`Layer "${node.id}" (attention dropout) ran in training without the rows of its micro-batch.`);
-        attentionDropoutMask = (shape) => dropoutMask(shape, rate, node.id, pass);
-      }
-      return layer.apply(query, { value, key, useCausalMask, training, attentionDropoutMask }) as tf.Tensor;
-    }
-    const out = layer.apply(inputs.length === 1 ? inputs[0] : inputs, { training });
-    return (Array.isArray(out) ? out[0] : out) as tf.Tensor;
+    return env;
   }
 
   private outputs(env: Map<string, tf.Tensor>, ids: string[]): tf.Tensor[] {
@@ -169,27 +194,56 @@ export class GraphStage implements StageExecutor {
   }
 
   async forward(x: tf.Tensor): Promise<tf.Tensor> {
-    this.passes.set(x, this.pass);
     this.batchNorm.countSlice();
-    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), true, true, this.pass), this.outgoing)));
+    if (this.keepActivations) {
+      const env = this.runKept(x, this.pass, true);
+      this.kept.set(x, { env, pass: this.pass });
+      return tf.tidy(() => packColumns(this.outputs(env, this.outgoing)));
+    }
+    this.passes.set(x, this.pass);
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: true, pass: this.pass, batchNorm: this.batchNorm }), this.outgoing)));
   }
 
   async infer(x: tf.Tensor): Promise<tf.Tensor> {
-    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), false, false, null), this.outgoing)));
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: false, pass: null }), this.outgoing)));
   }
 
-  async backward(x: tf.Tensor, dy: tf.Tensor, _rows: number, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
-    const pass = this.passes.get(x) ?? null;
+  /**
+   * Backward from the gradient of the stage output. `weights`, when given, are the weights to
+   * differentiate at instead of the current ones (PipeMare's discrepancy correction): the stage's
+   * calls then run again at those weights.
+   */
+  async backward(x: tf.Tensor, dy: tf.Tensor, _rows: number, onFinal?: FinalGradient, weights?: tf.Tensor[]): Promise<tf.Tensor | null> {
+    const kept = this.kept.get(x);
+    this.kept.delete(x);
+    const pass = kept?.pass ?? this.passes.get(x) ?? null;
     this.passes.delete(x);
+    if (weights) {
+      kept?.env.forEach((t) => t.dispose());
+      return this.atWeights(weights, () => this.backwardLayerByLayer(this.runKept(x, pass, false), dy, pass, onFinal));
+    }
+    if (kept || onFinal) return this.backwardLayerByLayer(kept?.env ?? this.runKept(x, pass, false), dy, pass, onFinal);
     const parts = this.unpack(x);
     try {
       const grads = tf.tidy(() => {
-        const f = () => packColumns(this.outputs(this.run(parts, true, false, pass), this.outgoing));
+        const f = () => packColumns(this.outputs(this.run(parts, { training: true, pass }), this.outgoing));
         return this.gradientsOf(f, parts, dy).grads;
       });
-      return this.finishBackward(grads, parts, onFinal);
+      return this.finishOneTape(grads, parts);
     } finally {
       parts.forEach((t) => t.dispose());
+    }
+  }
+
+  /** Run `f` with the parameters set to `weights`, then put the current values back. */
+  private async atWeights<T>(weights: tf.Tensor[], f: () => Promise<T>): Promise<T> {
+    const current = this.params.map((p) => p.clone());
+    this.params.forEach((p, k) => p.assign(weights[k]));
+    try {
+      return await f();
+    } finally {
+      this.params.forEach((p, k) => p.assign(current[k]));
+      current.forEach((t) => t.dispose());
     }
   }
 
@@ -206,19 +260,91 @@ export class GraphStage implements StageExecutor {
   async lossBackward(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, onFinal?: FinalGradient): Promise<{ loss: number; dx: tf.Tensor | null }> {
     const pass = this.pass;
     this.batchNorm.countSlice();
+    if (onFinal) return this.lossBackwardLayerByLayer(x, targets, rows, divisor, pass, onFinal);
     const parts = this.unpack(x);
     try {
       const { value, grads } = tf.tidy(() => {
         const targetTensors = this.targetTensors(targets, rows);
-        const f = () => this.totalLoss(this.outputs(this.run(parts, true, true, pass), this.outgoing), targetTensors, divisor);
+        const mode: CallMode = { training: true, pass, batchNorm: this.batchNorm };
+        const f = () => this.totalLoss(this.outputs(this.run(parts, mode), this.outgoing), targetTensors, divisor);
         const result = this.gradientsOf(f, parts);
         return { value: tf.keep(result.value), grads: result.grads };
       });
       const loss = (await value.data())[0];
       value.dispose();
-      return { loss, dx: this.finishBackward(grads, parts, onFinal) };
+      return { loss, dx: this.finishOneTape(grads, parts) };
     } finally {
       parts.forEach((t) => t.dispose());
+    }
+  }
+
+  /** The last stage's pass, layer by layer: forward kept, the loss's gradient of each output, then backward. */
+  private async lossBackwardLayerByLayer(x: tf.Tensor, targets: Float32Array, rows: number, divisor: number, pass: PassRows | null, onFinal: FinalGradient) {
+    const env = this.runKept(x, pass, true);
+    const { value, grads } = tf.tidy(() => {
+      const targetTensors = this.targetTensors(targets, rows);
+      const outputs = this.outputs(env, this.outgoing);
+      const result = tf.engine().gradients(() => this.totalLoss(outputs, targetTensors, divisor), outputs, undefined, true);
+      return { value: tf.keep(result.value), grads: result.grads };
+    });
+    const dy = tf.tidy(() => packColumns(this.outgoing.map((id, i) => grads[i] ?? tf.zerosLike(env.get(id)!))));
+    tf.dispose(grads);
+    const loss = (await value.data())[0];
+    value.dispose();
+    try {
+      return { loss, dx: await this.backwardLayerByLayer(env, dy, pass, onFinal) };
+    } finally {
+      dy.dispose();
+    }
+  }
+
+  /**
+   * Walk the stage's calls in reverse from the gradient of the outgoing cut, with every tensor the
+   * forward pass kept (disposed here). A parameter's gradient is final once the last call that uses
+   * it (a shared layer's first call) is done: then it is handed over, and the event loop runs.
+   */
+  private async backwardLayerByLayer(env: Map<string, tf.Tensor>, dy: tf.Tensor, pass: PassRows | null, onFinal?: FinalGradient): Promise<tf.Tensor | null> {
+    const grads = new Map<string, tf.Tensor>();
+    const addGrad = (id: string, g: tf.Tensor) => {
+      const previous = grads.get(id);
+      grads.set(id, previous ? tf.tidy(() => tf.add(previous, g)) : g);
+      if (previous) {
+        previous.dispose();
+        g.dispose();
+      }
+    };
+    const uses = new Map<number, number>();
+    for (const { params } of this.nodes) for (const k of params) uses.set(k, (uses.get(k) ?? 0) + 1);
+    try {
+      const parts = unpackColumns(dy, this.outgoing.map((id) => this.shapes.get(id)!));
+      this.outgoing.forEach((id, i) => addGrad(id, parts[i]));
+      const mode: CallMode = { training: true, pass };
+      for (let n = this.nodes.length - 1; n >= 0; n--) {
+        const { node, layer, params } = this.nodes[n];
+        const g = grads.get(node.id);
+        grads.delete(node.id);
+        if (g && this.needsGradient.has(node.id)) {
+          const inputs = this.inputsOf(node, env);
+          const wanted = node.inputs.map((id) => this.needsGradient.has(id));
+          const result = tf.tidy(() => {
+            const r = nodeBackward(node, layer, inputs, env.get(node.id)!, g, params.map((k) => this.params[k]), wanted, mode);
+            return [...r.inputs.map((t, i) => t ?? (wanted[i] ? tf.zerosLike(inputs[i]) : tf.scalar(0))), ...r.params.map((t, j) => t ?? tf.zerosLike(this.params[params[j]]))];
+          });
+          node.inputs.forEach((id, i) => (wanted[i] ? addGrad(id, result[i]) : result[i].dispose()));
+          params.forEach((k, j) => this.gradients.add(k, result[node.inputs.length + j]));
+        }
+        g?.dispose();
+        if (onFinal) {
+          const done = params.filter((k) => uses.set(k, uses.get(k)! - 1).get(k) === 0);
+          for (const k of done) onFinal(k, this.gradients.take(k));
+          if (done.length > 0) await yieldToEventLoop();
+        }
+      }
+      if (this.isFirst) return null;
+      return tf.tidy(() => packColumns(this.incoming.map((id) => grads.get(id) ?? tf.zerosLike(env.get(id)!))));
+    } finally {
+      grads.forEach((t) => t.dispose());
+      env.forEach((t) => t.dispose());
     }
   }
 
@@ -235,13 +361,15 @@ export class GraphStage implements StageExecutor {
     return unpackColumns(tf.tensor(targets, [rows, targets.length / Math.max(rows, 1)]), shapes);
   }
 
-  /** Accumulate parameter gradients, hand them over when the step's last pass asks; return dx. */
-  private finishBackward(grads: Array<tf.Tensor | null>, parts: tf.Tensor[], onFinal?: FinalGradient): tf.Tensor | null {
+  /** Accumulate the one tape's parameter gradients; return dx. */
+  private finishOneTape(grads: Array<tf.Tensor | null>, parts: tf.Tensor[]): tf.Tensor | null {
     const offset = this.computed.length;
     this.params.forEach((p, k) => this.gradients.add(k, grads[k + offset] ?? tf.zerosLike(p)));
-    if (onFinal) this.params.forEach((_, k) => onFinal(k, this.takeGradient(k)));
     const inputGrads = grads.slice(0, offset);
-    if (this.isFirst) return null;
+    if (this.isFirst) {
+      inputGrads.forEach((g) => g?.dispose());
+      return null;
+    }
     // The gradient of the incoming cut, packed like it; zeros for data and for what no path reaches.
     const dx = tf.tidy(() => packColumns(parts.map((p, i) => inputGrads[this.computed.indexOf(i)] ?? tf.zerosLike(p))));
     inputGrads.forEach((g) => g?.dispose());
@@ -250,13 +378,9 @@ export class GraphStage implements StageExecutor {
 
   async evaluate(x: tf.Tensor, targets: Float32Array, rows: number, measure?: EvalMeasures): Promise<EvalSums> {
     return tidily(() => {
-      const outputs = this.outputs(this.run(this.unpack(x), false, false, null), this.outgoing);
+      const outputs = this.outputs(this.run(this.unpack(x), { training: false, pass: null }), this.outgoing);
       return evalSums(this.options.losses, measure?.metrics ?? [], outputs, this.targetTensors(targets, rows));
     });
-  }
-
-  takeGradient(k: number): tf.Tensor {
-    return this.gradients.take(k);
   }
 
   takeGradients(): tf.Tensor[] {
@@ -264,12 +388,12 @@ export class GraphStage implements StageExecutor {
   }
 
   keptTensors(): tf.Tensor[] {
-    return [];
+    return [...this.kept.values()].flatMap(({ env }) => [...env.values()]);
   }
 
   dispose(): void {
     this.gradients.dispose();
+    this.kept.forEach(({ env }) => env.forEach((t) => t.dispose()));
+    this.kept.clear();
   }
 }
-
-

@@ -26,6 +26,15 @@ export interface WeightEntry {
 
 const ACTIVATIONS = new Set(['linear', 'relu', 'softmax']);
 
+/**
+ * Keras's default initializers, written out as model.save() writes them: a loader (and the agents,
+ * which seed every unseeded initializer from the plan's seed) then knows how the weights start.
+ */
+const INITIALIZERS = {
+  kernel_initializer: { class_name: 'GlorotUniform', config: { seed: null } },
+  bias_initializer: { class_name: 'Zeros', config: {} },
+};
+
 function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | undefined): KerasLayerJson {
   const spec = layer.spec;
   const base: Record<string, unknown> = { name: layer.id, trainable: true, dtype: 'float32' };
@@ -33,7 +42,7 @@ function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | und
   switch (spec.kind) {
     case 'dense':
       if (!ACTIVATIONS.has(spec.activation)) break;
-      return { class_name: 'Dense', config: { ...base, units: spec.units, activation: spec.activation, use_bias: true } };
+      return { class_name: 'Dense', config: { ...base, units: spec.units, activation: spec.activation, use_bias: true, ...INITIALIZERS } };
     case 'conv2d':
       return {
         class_name: 'Conv2D',
@@ -47,6 +56,7 @@ function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | und
           dilation_rate: [1, 1],
           activation: spec.activation,
           use_bias: true,
+          ...INITIALIZERS,
         },
       };
     case 'maxPool2d':
