@@ -4,7 +4,7 @@
  *
  *   npm run bench -- backend [--steps N] [--warmup N] [--backends wasm,cpu]
  *
- * Rows per tfjs backend: Shoal's ReferenceTrainer (the real single-agent workload) and a plain tfjs
+ * Rows per tfjs backend: Shoal's stage executor holding every layer (the real single-agent workload) and a plain tfjs
  * loop (tf.train.adam minimising the same loss), so Shoal's own overheads are visible, not hidden.
  */
 import * as tf from '@tensorflow/tfjs-core';
@@ -17,11 +17,10 @@ import { selectBackend, type BackendName } from '../agents/backend/selectBackend
 import { installTransposedMatMulWasm, uninstallTransposedMatMulWasm } from '../agents/backend/transposedMatMulWasm.js';
 import { gatherBatch, loadMnist, type MnistData } from '../agents/data/mnist.js';
 import { oneHotRows } from '../agents/exec/labels.js';
-import { crossEntropySum } from '../agents/exec/loss.js';
-import { ReferenceTrainer } from '../agents/exec/referenceTrainer.js';
 import { globalBatchIndices } from '../engine/data/dataOrder.js';
 import { zooModel } from '../engine/model/zoo.js';
 import { presetPlan } from '../engine/plan/presets.js';
+import { StageTrainer } from '../test/support/stageTrainer.js';
 import { runPeer } from './lib/peer.js';
 import { report, type Column } from './lib/report.js';
 
@@ -68,7 +67,7 @@ function stepFlops(withInputGrad: boolean): number {
 }
 
 /** A plain tfjs training loop on the same model, data order and loss: no stages, no input gradient. */
-function plainTrainer(data: MnistData): { step(): number; dispose(): void } {
+function plainTrainer(data: MnistData): { step(): Promise<number>; dispose(): void } {
   const vars: tf.Variable[] = [];
   for (let l = 0; l + 1 < LAYERS.length; l++) {
     const limit = Math.sqrt(6 / (LAYERS[l] + LAYERS[l + 1]));
@@ -86,12 +85,12 @@ function plainTrainer(data: MnistData): { step(): number; dispose(): void } {
   };
   let stepNo = 0;
   return {
-    step() {
+    async step() {
       const batch = gatherBatch(data.train, globalBatchIndices(SEED, stepNo++, BATCH, data.train.size));
       const x = tf.tensor2d(batch.images, [BATCH, 784]);
       const y = tf.tensor2d(oneHotRows(batch.labels, 10), [BATCH, 10]);
-      const cost = optimizer.minimize(() => crossEntropySum(forward(x), y, BATCH), true, vars) as tf.Scalar;
-      const loss = cost.dataSync()[0]; // read back every step, as ReferenceTrainer does
+      const cost = optimizer.minimize(() => tf.losses.softmaxCrossEntropy(y, forward(x)) as tf.Scalar, true, vars) as tf.Scalar;
+      const loss = cost.dataSync()[0]; // read back every step, as the agents do
       tf.dispose([x, y, cost]);
       return loss;
     },
@@ -102,10 +101,10 @@ function plainTrainer(data: MnistData): { step(): number; dispose(): void } {
   };
 }
 
-async function timeWorkload(step: () => number, steps: number): Promise<{ seconds: number; matMuls: number }> {
-  for (let i = 0; i < warmup; i++) step();
+async function timeWorkload(step: () => Promise<number>, steps: number): Promise<{ seconds: number; matMuls: number }> {
+  for (let i = 0; i < warmup; i++) await step();
   const started = performance.now();
-  for (let i = 0; i < steps; i++) step();
+  for (let i = 0; i < steps; i++) await step();
   const seconds = (performance.now() - started) / 1000;
   // One extra, profiled step: counts the matrix products the step really runs (recompute would show here).
   const profile = await tf.profile(() => step());
@@ -124,17 +123,17 @@ async function benchTfjs(name: BackendName, data: MnistData): Promise<Row[]> {
   }
   const steps = stepsOverride ?? DEFAULT_STEPS[chosen.name];
   const model = zooModel('mlp');
-  const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { globalBatch: BATCH, seed: SEED }), data);
+  const trainer = await StageTrainer.create(model, presetPlan(model, 'pp1-dp1', { globalBatch: BATCH, seed: SEED }), data);
   const plain = plainTrainer(data);
   const rows: Row[] = [];
   const shoalStep = () => trainer.trainStep();
-  const workloads: { workload: string; step: () => number; inputGrad: boolean; extraWork: string; stockMatMul?: boolean }[] = [
-    { workload: 'Shoal ReferenceTrainer', step: shoalStep, inputGrad: true, extraWork: 'input grad, Shoal Adam [2]' },
+  const workloads: { workload: string; step: () => Promise<number>; inputGrad: boolean; extraWork: string; stockMatMul?: boolean }[] = [
+    { workload: 'Shoal stage executor', step: shoalStep, inputGrad: false, extraWork: 'Shoal Adam [2]' },
     { workload: 'plain tf.train.adam loop', step: () => plain.step(), inputGrad: false, extraWork: 'none' },
   ];
   if (chosen.name === 'wasm') {
     // What Shoal's transposed-matMul fast path buys on wasm, measured rather than claimed [5].
-    workloads.push({ workload: 'Shoal ReferenceTrainer, stock matMul', step: shoalStep, inputGrad: true, extraWork: 'input grad, Shoal Adam [2][5]', stockMatMul: true });
+    workloads.push({ workload: 'Shoal stage executor, stock matMul', step: shoalStep, inputGrad: false, extraWork: 'Shoal Adam [2][5]', stockMatMul: true });
   }
   for (const w of workloads) {
     const swapped = w.stockMatMul === true && uninstallTransposedMatMulWasm();
@@ -216,11 +215,9 @@ async function main(): Promise<void> {
   const notes = [
     'Threads: tfjs wasm is single-threaded in Node and tfjs cpu is pure JS, so both use one core; PyTorch is pinned to one ' +
       'thread (torch.set_num_threads(1), OMP/OPENBLAS/MKL_NUM_THREADS=1). Warm-up steps excluded; every step reads the loss back.',
-    'Recompute: StageModule recomputes a stage forward in backward only when the stage ran forward() earlier (pipeline ' +
-      'stages). The single-stage ReferenceTrainer calls lossBackward directly, so the forward runs once per step ' +
+    'Recompute: the single stage runs forward, loss and backward as one tape, so the forward runs once per step ' +
       `(profiled: ${shoal?.matMulsPerStep ?? '?'} matMuls/step vs ${plain?.matMulsPerStep ?? '?'} for the plain loop; a recompute ` +
-      'would add 3). Its real extra work: the gradient w.r.t. the input images (layer-1 dx, ' +
-      `+${Math.round((stepFlops(true) / stepFlops(false) - 1) * 100)}% matMul FLOPs), gradient accumulation buffers, and ` +
+      'would add 3). Its real extra work: gradient accumulation buffers over micro-batches, and ' +
       "Shoal's Adam written as small tf ops.",
     `GFLOP/s = matMul FLOPs of a step (${(stepFlops(false) / 1e6).toFixed(0)} MFLOP, ${(stepFlops(true) / 1e6).toFixed(0)} with input grad) / step time; element-wise ops not counted.`,
     `PyTorch BLAS: the library mapped into the peer process is in the row; Debian's active libblas.so.3 alternative is ${alternative}. ` +

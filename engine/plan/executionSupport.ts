@@ -76,9 +76,6 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
       findings.error('tensor-layer-unsupported', `Stage ${s} shards ${stage.tensorParallel} ways, but operator sharding is implemented for the built-in models' Dense layers only; layer "${dense ?? stage.layers[0]}" of this imported model would run unsharded.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data parallelism or more pipeline stages.');
     }
   });
-  if (!scheduleTraits(plan.schedule).stepBarrier) {
-    findings.error('async-graph-unsupported', 'The asynchronous (PipeMare) schedule runs the built-in models only; an imported model trains with the gpipe and 1f1b schedules.', { field: 'schedule' }, 'Use the gpipe or 1f1b schedule.');
-  }
   // A layer called in two stages would hold two copies of its weights that learn apart.
   const stageOf = new Map<string, number>();
   plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));

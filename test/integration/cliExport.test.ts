@@ -7,7 +7,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gatherBatch, loadMnist } from '../../agents/data/mnist.js';
-import { StageModule } from '../../agents/exec/stageModule.js';
+import { buildGraphStage } from '../../agents/exec/graph/buildGraphStage.js';
+import { presetPlan } from '../../engine/plan/presets.js';
+import { defaultTraining } from '../../engine/protocol/trainingSetup.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { readParams } from './paramsFile.js';
 
@@ -36,14 +38,14 @@ describe('shoal export', () => {
 
     // The agents' own forward pass, with the checkpoint's parameters restored by name.
     const model = zooModel('mlp');
-    const module = StageModule.create(model, model.layers.map((l) => l.id), 0);
+    const module = await buildGraphStage(model, presetPlan(model, 'pp1-dp1'), 0, defaultTraining(model).losses);
     const params = readParams(join(run, 'checkpoints'));
     module.params.forEach((p, i) => p.assign(tf.tensor(params.get(module.paramSpecs[i].name)!, module.paramSpecs[i].shape)));
 
     const digits = gatherBatch(loadMnist().test, Array.from({ length: 64 }, (_, i) => i * 31));
     const x = tf.tensor2d(digits.images, [64, 784]);
     const theirs = (loaded.predict(x) as tf.Tensor).dataSync();
-    const ours = module.forward(x).dataSync();
+    const ours = (await module.infer(x)).dataSync();
     let worst = 0;
     for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(theirs[i] - ours[i]));
     expect(worst).toBeLessThan(1e-5);

@@ -2,9 +2,9 @@ import * as tf from '@tensorflow/tfjs-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
 import { loadMnist, type MnistData } from '../../agents/data/mnist.js';
-import { ReferenceTrainer } from '../../agents/exec/referenceTrainer.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
+import { StageTrainer } from '../support/stageTrainer.js';
 
 /**
  * The zoo `cnn` trains on the wasm backend, which needs the Conv2DBackpropFilter kernel Shoal fills in
@@ -36,9 +36,10 @@ describe('zoo cnn on the wasm backend', () => {
     const plan = presetPlan(model, 'pp1-dp1', { globalBatch: 8 });
     const runOn = async (backend: string) => {
       await tf.setBackend(backend);
-      const trainer = new ReferenceTrainer(model, plan, data);
-      const losses = [0, 1, 2].map(() => trainer.trainStep());
-      const params = trainer.module.flatParams();
+      const trainer = await StageTrainer.create(model, plan, data);
+      const losses: number[] = [];
+      for (let i = 0; i < 3; i++) losses.push(await trainer.trainStep());
+      const params = trainer.flatParams();
       trainer.dispose();
       return { losses, params };
     };
@@ -53,13 +54,13 @@ describe('zoo cnn on the wasm backend', () => {
   it(`learns MNIST in ${STEPS} steps of batch 64`, async () => {
     await tf.setBackend('wasm');
     const model = zooModel('cnn');
-    const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { globalBatch: 64 }), data);
+    const trainer = await StageTrainer.create(model, presetPlan(model, 'pp1-dp1', { globalBatch: 64 }), data);
     const losses: number[] = [];
-    for (let s = 0; s < STEPS; s++) losses.push(trainer.trainStep());
+    for (let s = 0; s < STEPS; s++) losses.push(await trainer.trainStep());
     const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
     const first = mean(losses.slice(0, 10));
     const last = mean(losses.slice(-50));
-    const accuracy = trainer.evaluate();
+    const accuracy = await trainer.evaluate();
     trainer.dispose();
 
     expect(losses.every(Number.isFinite)).toBe(true);

@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
-import { loadMnist } from '../../agents/data/mnist.js';
-import { ReferenceTrainer } from '../../agents/exec/referenceTrainer.js';
+import { tfjsReference } from '../support/tfjsReference.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import type { OptimizerConfig, Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
@@ -26,10 +25,7 @@ let reference: Map<string, Float32Array>;
 beforeAll(async () => {
   await selectBackend();
   root = mkdtempSync(join(tmpdir(), 'shoal-elastic-'));
-  const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
-  for (let i = 0; i < K; i++) trainer.trainStep();
-  reference = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
-  trainer.dispose();
+  reference = (await tfjsReference(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), K)).params;
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

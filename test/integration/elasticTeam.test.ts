@@ -3,8 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
-import { loadMnist } from '../../agents/data/mnist.js';
-import { ReferenceTrainer } from '../../agents/exec/referenceTrainer.js';
+import { tfjsReference } from '../support/tfjsReference.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { placements } from '../../engine/plan/placement.js';
 import type { OptimizerConfig, Plan } from '../../engine/plan/plan.js';
@@ -40,12 +39,7 @@ const reference = new Map<number, Map<string, Float32Array>>();
 beforeAll(async () => {
   await selectBackend();
   root = mkdtempSync(join(tmpdir(), 'shoal-elastic-team-'));
-  const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
-  for (let i = 1; i <= K_RESIZE; i++) {
-    trainer.trainStep();
-    if (i === K || i === K_RESIZE) reference.set(i, new Map(trainer.module.paramSpecs.map((spec, p) => [spec.name, (trainer.module.params[p].dataSync() as Float32Array).slice()])));
-  }
-  trainer.dispose();
+  for (const steps of [K, K_RESIZE]) reference.set(steps, (await tfjsReference(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), steps)).params);
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 

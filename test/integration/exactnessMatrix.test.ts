@@ -3,19 +3,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
-import { loadMnist } from '../../agents/data/mnist.js';
-import { ReferenceTrainer } from '../../agents/exec/referenceTrainer.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { agentsNeeded, type OptimizerConfig, type Plan } from '../../engine/plan/plan.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { LocalJob } from '../../engine/node/jobs/localJob.js';
+import { tfjsReference } from '../support/tfjsReference.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
- * Issue 4's exactness matrix: every synchronous hybrid plan that fits in 4 local processes — data
+ * The exactness matrix: every synchronous hybrid plan that fits in 4 local processes — data
  * parallel ∈ {1,2,4} × pipeline ∈ {1,2,4} × tensor ∈ {1,2}, ZeRO ∈ {0,1,2} where there are replicas
  * to shard over, GPipe and 1F1B where there is a pipeline — trains `mlp` to the same parameters as
- * one process after K steps (max relative error 1e-4 per tensor). Tensor-parallel plans use
+ * one process of tfjs itself (test/support/tfjsReference.ts) after K steps (max relative error 1e-4 per tensor). Tensor-parallel plans use
  * Megatron's pattern with a class-sharded classifier (presets' megatronSharding).
  */
 const K = 6;
@@ -55,10 +54,7 @@ function planOf(c: Case): Plan {
 beforeAll(async () => {
   await selectBackend();
   outDir = mkdtempSync(join(tmpdir(), 'shoal-matrix-'));
-  const trainer = new ReferenceTrainer(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), loadMnist());
-  for (let i = 0; i < K; i++) trainer.trainStep();
-  reference = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
-  trainer.dispose();
+  reference = (await tfjsReference(model, presetPlan(model, 'pp1-dp1', { optimizer: sgd }), K)).params;
 });
 afterAll(() => rmSync(outDir, { recursive: true, force: true }));
 
@@ -80,11 +76,8 @@ describe('every synchronous hybrid plan on ≤ 4 processes equals one process', 
 describe('a 10,000-class classifier, class-sharded, equals one process', () => {
   const wide = zooModel('mlp-wide');
   let expected: Map<string, Float32Array>;
-  beforeAll(() => {
-    const trainer = new ReferenceTrainer(wide, presetPlan(wide, 'pp1-dp1', { optimizer: sgd }), loadMnist());
-    for (let i = 0; i < K; i++) trainer.trainStep();
-    expected = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
-    trainer.dispose();
+  beforeAll(async () => {
+    expected = (await tfjsReference(wide, presetPlan(wide, 'pp1-dp1', { optimizer: sgd }), K)).params;
   });
 
   it.each([
@@ -116,12 +109,8 @@ describe('recomputation, Adam and global-norm clipping equal one process', () =>
     return readParams(join(dir, 'checkpoints'));
   }
 
-  function referenceFor(plan: Plan): Map<string, Float32Array> {
-    const trainer = new ReferenceTrainer(model, { ...presetPlan(model, 'pp1-dp1'), optimizer: plan.optimizer, gradientClipNorm: plan.gradientClipNorm }, loadMnist());
-    for (let i = 0; i < K; i++) trainer.trainStep();
-    const out = new Map(trainer.module.paramSpecs.map((spec, i) => [spec.name, (trainer.module.params[i].dataSync() as Float32Array).slice()]));
-    trainer.dispose();
-    return out;
+  async function referenceFor(plan: Plan): Promise<Map<string, Float32Array>> {
+    return (await tfjsReference(model, { ...presetPlan(model, 'pp1-dp1'), optimizer: plan.optimizer, gradientClipNorm: plan.gradientClipNorm }, K)).params;
   }
 
   it.each(['pp2-dp2', 'pp2-dp1-tp2'])('recompute on %s, 1F1B (activations rebuilt in the backward pass)', async (preset) => {
@@ -135,8 +124,8 @@ describe('recomputation, Adam and global-norm clipping equal one process', () =>
   it('Adam with clipping at norm 0.5 on pp2 × tp2 (norm over stages and shards)', async () => {
     const adam: OptimizerConfig = { kind: 'adam', learningRate: 0.001, beta1: 0.9, beta2: 0.999, epsilon: 1e-7 };
     const plan: Plan = { ...presetPlan(model, 'pp2-dp1-tp2', { optimizer: adam }), gradientClipNorm: 0.5 };
-    const expected = referenceFor(plan);
-    const unclipped = referenceFor({ ...plan, gradientClipNorm: undefined });
+    const expected = await referenceFor(plan);
+    const unclipped = await referenceFor({ ...plan, gradientClipNorm: undefined });
     const got = await distributed(plan, 'adam-clip');
     // Adam's √v normalisation amplifies float32 rounding of near-zero gradients (exactness.test.ts).
     for (const [name, values] of expected) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-3);

@@ -33,7 +33,7 @@ function clipByGlobalNorm(grads: tf.NamedTensorMap, norm: number): tf.NamedTenso
   return Object.fromEntries(Object.entries(grads).map(([k, g]) => [k, tf.mul(g, norm / total)]));
 }
 
-const snapshot = (weights: tf.LayerVariable[]) => new Map(weights.map((w) => [w.originalName, (w.read().dataSync() as Float32Array).slice()]));
+const snapshot = (weights: Array<{ originalName: string; read(): tf.Tensor }>) => new Map(weights.map((w) => [w.originalName, (w.read().dataSync() as Float32Array).slice()]));
 
 /** Train a built-in MNIST model for `steps` steps of the plan's global batch, seed, data order, optimizer and clipping. */
 export async function tfjsReference(graph: ModelGraph, plan: Pick<Plan, 'seed' | 'globalBatch' | 'optimizer' | 'gradientClipNorm' | 'shuffle'>, steps: number): Promise<ReferenceRun> {
@@ -51,7 +51,7 @@ export async function tfjsReference(graph: ModelGraph, plan: Pick<Plan, 'seed' |
       const x = tf.tensor2d(batch.images, [indices.length, MNIST_PIXELS]);
       const labels = tf.oneHot(tf.tensor1d(batch.labels, 'int32'), classes);
       const loss = () => tf.losses.softmaxCrossEntropy(labels, model.apply(x, { training: true }) as tf.Tensor) as tf.Scalar;
-      const { value, grads } = tf.variableGrads(loss, weights.map((w) => w.read()));
+      const { value, grads } = tf.variableGrads(loss, weights.map((w) => w.read() as tf.Variable));
       losses.push(value.dataSync()[0]);
       optimizer.applyGradients(plan.gradientClipNorm === undefined ? grads : clipByGlobalNorm(grads, plan.gradientClipNorm));
     });

@@ -7,7 +7,9 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeCheckpoint, type CheckpointTensor } from '../../engine/wire/checkpointFile.js';
 import { gatherBatch, loadMnist } from '../../agents/data/mnist.js';
-import { StageModule } from '../../agents/exec/stageModule.js';
+import { buildGraphStage } from '../../agents/exec/graph/buildGraphStage.js';
+import type { GraphStage } from '../../agents/exec/graph/graphStage.js';
+import { defaultTraining } from '../../engine/protocol/trainingSetup.js';
 import { kerasTopology } from '../../engine/model/export/kerasTopology.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import { exportWeights } from '../../engine/node/export/exportWeights.js';
@@ -40,12 +42,12 @@ function folderHandler(dir: string): tf.io.IOHandler {
 }
 
 /**
- * A run folder whose checkpoint holds a stage module's parameters, perturbed so that biases are not
+ * A run folder whose checkpoint holds a stage's parameters, perturbed so that biases are not
  * zero, plus an optimizer slot (which the export leaves out). Returns the module with those values.
  */
-function runWithCheckpoint(modelName: string, seed: number): { runDir: string; module: StageModule } {
+async function runWithCheckpoint(modelName: string, seed: number): Promise<{ runDir: string; module: GraphStage }> {
   const model = zooModel(modelName);
-  const module = StageModule.create(model, model.layers.map((l) => l.id), seed);
+  const module = await buildGraphStage(model, presetPlan(model, 'pp1-dp1', { seed }), 0, defaultTraining(model).losses);
   const tensors: CheckpointTensor[] = [];
   const parts: Float32Array[] = [];
   let offset = 0;
@@ -76,7 +78,7 @@ function runWithCheckpoint(modelName: string, seed: number): { runDir: string; m
 describe('weights export in tfjs format', () => {
   for (const [modelName, seed] of [['mlp', 1], ['cnn', 2], ['mlp-wide', 3]] as const) {
     it(`${modelName}: tf.loadLayersModel predicts the agents' logits on test digits`, async () => {
-      const { runDir, module } = runWithCheckpoint(modelName, seed);
+      const { runDir, module } = await runWithCheckpoint(modelName, seed);
       const out = join(work, `${modelName}-tfjs`);
       const result = exportWeights(runDir, out);
       expect(result).toMatchObject({ dir: out, model: modelName, step: 7, files: ['model.json', 'group1-shard1of1.bin'] });
@@ -87,7 +89,7 @@ describe('weights export in tfjs format', () => {
       const digits = gatherBatch(loadMnist().test, Array.from({ length: 32 }, (_, i) => i * 61));
       const x = tf.tensor2d(digits.images, [32, 784]);
       const theirs = (loaded.predict(x) as tf.Tensor).dataSync();
-      const ours = module.forward(x).dataSync();
+      const ours = (await module.infer(x)).dataSync();
       expect(theirs.length).toBe(ours.length);
       let worst = 0;
       for (let i = 0; i < ours.length; i++) worst = Math.max(worst, Math.abs(theirs[i] - ours[i]));

@@ -89,7 +89,6 @@ const CASES: Case[] = [
   { code: 'model-not-trainable', severity: 'error', where: {}, plan: plan('pp1-dp1', () => {}, zooModel('resnet18')), model: zooModel('resnet18'), execution: true },
   { code: 'layer-not-executable', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: unknownLayer, execution: true },
   { code: 'causal-padding-unsupported', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: causalConv, execution: true },
-  { code: 'async-graph-unsupported', severity: 'error', where: { field: 'schedule' }, plan: plan('pp1-dp1', (p) => (p.schedule = 'async')), model: fromFile, execution: true },
   { code: 'shared-layer-split', severity: 'error', where: { layer: 'dense_1' }, plan: plan('pp2-dp1', (p) => (p.stages = [{ ...p.stages[0], layers: ['input', 'dense_1'] }, { ...p.stages[1], layers: ['dense_1@1', 'dense_3'] }]), shared), model: shared, execution: true },
   { code: 'tensor-layer-unsupported', severity: 'error', where: { stage: 0, field: 'tensorParallel' }, plan: plan('pp1-dp1', tensor(2)), model: fromFile, execution: true },
   { code: 'tensor-layer-unsupported', severity: 'error', where: { layer: 'conv_1', field: 'sharding.weight' }, plan: plan('pp1-dp1', (p) => (p.sharding = { conv_1: { weight: 'S(3)' } }), cnn), model: cnn, execution: true },

@@ -52,7 +52,7 @@ function memoryFindings(cost: PlanCost): Diagnostic[] {
 const EXECUTION_CODES = new Set([
   'schedule-unsupported', 'zero-unsupported', 'async-zero-unsupported', 'async-clipping-unsupported', 'unequal-data-parallel', 'tensor-unsupported',
   // An opened model's layers and placement (executionSupport with the model).
-  'layer-not-executable', 'tensor-layer-unsupported', 'async-graph-unsupported', 'shared-layer-split',
+  'layer-not-executable', 'tensor-layer-unsupported', 'shared-layer-split',
 ]);
 
 const EMPTY: PlanState = { diagnostics: [], stageOf: new Map(), byStage: new Map(), byLayer: new Map(), byField: new Map() };
