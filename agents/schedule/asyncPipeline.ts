@@ -61,9 +61,10 @@ export async function runAsyncPipeline(
   timelineEverySteps = 0,
 ): Promise<void> {
   const { plan, mesh } = ctx;
-  const module = ctx.graphStage;
+  // The stage's executor (synthetic stages included); the whole stage behind it holds batch norm.
+  const module = ctx.module;
   const optimizer = ctx.optimizer;
-  if (!module || !optimizer) throw new Error('The asynchronous schedule runs whole stages only; this stage is tensor-parallel (the plan should have been refused).');
+  if (!ctx.graphStage || !optimizer) throw new Error('The asynchronous schedule runs whole stages only; this stage is tensor-parallel (the plan should have been refused).');
   const size = microBatchSize(plan);
   const inShape = [size, ...module.inputShape];
   const outShape = [size, ...module.outputShape];
@@ -144,10 +145,11 @@ export async function runAsyncPipeline(
   // Batch-norm moving statistics once per step, from the step's slices summed over the replicas, as
   // in the synchronous schedules (exec/graph/batchNormStatistics.ts).
   const updateBatchNormStatistics = async (step: number) => {
-    if (module.batchNorm.size === 0) return;
-    const sums = module.batchNorm.sums();
+    const stats = ctx.graphStage!.batchNorm;
+    if (stats.size === 0) return;
+    const sums = stats.sums();
     if (replicas > 1) await ringAllReduce(sums, ctx.me.rank, ctx.dataParallelGroup, mesh.links, `a${step}/bn`);
-    module.batchNorm.apply(sums);
+    stats.apply(sums);
   };
 
   // As in the synchronous schedules, the rows of a step's micro-batches and the next step's are read
@@ -163,7 +165,7 @@ export async function runAsyncPipeline(
     const micro = micros[i];
     if (op.kind === 'forward') {
       const samples = microIndices(ctx, micro);
-      module.setPass({ seed: plan.seed, step: micro.step, samples });
+      module.setPass?.({ seed: plan.seed, step: micro.step, samples });
       if (rows && micro.step !== plannedStep) {
         plannedStep = micro.step;
         beginStep(rows, micro.step, stepReads);
@@ -179,7 +181,7 @@ export async function runAsyncPipeline(
         result.dx?.dispose();
         await update(i, 0);
       } else {
-        const y = await timed(() => module.forward(x), 'forward', i);
+        const y = await timed(() => module.forward(x, size), 'forward', i);
         mesh.link(ctx.nextRank).send({ type: 'tensor', tag: tag(i, 'act') }, floatsToBytes(y.dataSync() as Float32Array));
         y.dispose();
         stash.set(i, { x, version: state.updates });
