@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs-core';
+import { registerCpuKernelFixes } from './resizeNearestNeighborGradCpu.js';
 // A named import, not a bare one: the package's "sideEffects" list omits its Node entry file, so
 // esbuild drops a bare `import '@tensorflow/tfjs-backend-cpu'` from the agent bundle and the cpu
 // backend silently never registers there. Using an export keeps the module (and its registration).
@@ -151,6 +152,7 @@ async function activateWasm(): Promise<Activated> {
 
 async function activateCpu(): Promise<Activated> {
   if (!(await tf.setBackend('cpu'))) throw new Error('cpu backend did not initialise');
+  registerCpuKernelFixes();
   // The cpu backend prints a "looks like you are running TensorFlow.js in Node.js" banner on its first
   // write. Shoal already chose it knowingly (and said why in `detail`), so the banner is only noise.
   const cpu = tf.findBackend('cpu') as { firstUse?: boolean } | null;
