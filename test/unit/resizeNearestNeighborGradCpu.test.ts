@@ -11,7 +11,7 @@ function gradient(shape: [number, number, number, number], size: [number, number
   return tf.tidy(() => {
     const x = tf.tensor4d(values(shape.reduce((a, b) => a * b, 1), 1), shape);
     const dy = tf.tensor4d(dyValues, [shape[0], size[0], size[1], shape[3]]);
-    const g = tf.grad((t: tf.Tensor4D) => tf.image.resizeNearestNeighbor(t, size, alignCorners, halfPixelCenters))(x, dy);
+    const g = tf.grad((t: tf.Tensor) => tf.image.resizeNearestNeighbor(t as tf.Tensor4D, size, alignCorners, halfPixelCenters))(x, dy);
     return g.dataSync() as Float32Array;
   });
 }
