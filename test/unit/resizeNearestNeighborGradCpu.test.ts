@@ -48,8 +48,8 @@ describe('ResizeNearestNeighborGrad on the cpu backend', () => {
       const want = Array.from({ length: n }, (_, e) =>
         tf.tidy(() => {
           const oneHot = tf.tensor4d(Float32Array.from({ length: n }, (_, i) => (i === e ? 1 : 0)), k.shape);
-          const out = tf.image.resizeNearestNeighbor(oneHot, k.size, k.align, k.half).dataSync();
-          return out.reduce((sum, v, i) => sum + v * dy[i], 0);
+          const out = tf.image.resizeNearestNeighbor(oneHot, k.size, k.align, k.half).dataSync() as Float32Array;
+          return out.reduce((sum: number, v: number, i: number) => sum + v * dy[i], 0);
         }),
       );
       expect(Array.from(got).map((v) => +v.toFixed(5))).toEqual(want.map((v) => +v.toFixed(5)));
