@@ -124,6 +124,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       cluster: o.cluster,
       hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
       ...(launcher.settings && Object.keys(launcher.settings).length ? { settings: launcher.settings } : {}),
+      ...(launcher.slurmJob ? { slurm: launcher.slurmJob } : {}),
       head: head.alias,
       model: modelRef(model),
       steps: o.steps,

@@ -1,0 +1,149 @@
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import type { JobEvent } from '../../engine/protocol/events.js';
+import { runClusterCommand } from '../../engine/node/commands/cluster.js';
+import { runDeployCommand } from '../../engine/node/commands/deploy.js';
+import { runJobsCommand, type JobSummary } from '../../engine/node/commands/jobs.js';
+import { runPullCommand } from '../../engine/node/commands/pull.js';
+import { runStopCommand } from '../../engine/node/commands/stop.js';
+import { findDeployRecord } from '../../engine/node/jobs/deployRecord.js';
+import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
+import { useTempHome } from '../support/homes.js';
+import { slurmUnavailable, startSlurm, type PrivateSlurm } from '../support/slurm.js';
+
+/**
+ * The Slurm launcher against a real Slurm: a private slurmctld and two slurmd (node1, node2) on this
+ * machine, started here and stopped after. Jobs are deployed with the CLI's own commands.
+ */
+
+const unavailable = slurmUnavailable();
+const cli = join(__dirname, '..', '..', 'dist', 'cli.cjs');
+let slurm: PrivateSlurm;
+let env: ReturnType<typeof useTempHome>;
+const saved = process.env.SLURM_CONF;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Processes started from this test's home (the agent bundle lives under it): none may outlive a stop. */
+function jobProcesses(): string[] {
+  const found: string[] = [];
+  for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(join(env.home, '.shoal'))) found.push(`${pid} ${cmd}`);
+    } catch {
+      // Gone while we looked.
+    }
+  }
+  return found;
+}
+
+const squeue = () => slurm.cmd('squeue', '-h', '-o', '%i %T %j').trim();
+
+describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Slurm${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
+  beforeAll(async () => {
+    slurm = await startSlurm();
+    process.env.SLURM_CONF = slurm.conf;
+    env = useTempHome();
+    process.env.SHOAL_DATA_DIR = join(env.home, 'data');
+    // The cluster the deploy tests use, so that each test stands alone.
+    expect((await run(runClusterCommand, 'add', 'hpc', '--slurm', 'local', '--partition', 'debug')).code).toBe(0);
+  }, 120_000);
+
+  afterAll(async () => {
+    await stopDeployedJobs();
+    await slurm?.stop();
+    if (saved === undefined) delete process.env.SLURM_CONF;
+    else process.env.SLURM_CONF = saved;
+    delete process.env.SHOAL_DATA_DIR;
+    env?.restore();
+  }, 120_000);
+
+  test('cluster add --slurm local and cluster test: sinfo per partition, and what blocks a job', async () => {
+    const add = await run(runClusterCommand, 'add', 'timed', '--slurm', 'local', '--partition', 'debug', '--time', '00:30:00');
+    expect(add.code, add.err).toBe(0);
+    expect(add.out).toContain('Cluster timed: Slurm, from this machine as its login node (partition debug, time 00:30:00) saved.');
+    const t = await run(runClusterCommand, 'test', 'timed');
+    expect(t.code, t.out + t.err).toBe(0);
+    expect(t.out).toMatch(/^ {2}debug\* +up +2 +idle +4 +4000 MB +\(null\) +infinite$/m);
+    expect(t.out).toMatch(/^Ready: /m);
+
+    expect((await run(runClusterCommand, 'add', 'wrong', '--slurm', 'local', '--partition', 'gpu')).code).toBe(0);
+    const w = await run(runClusterCommand, 'test', 'wrong');
+    expect(w.code).toBe(1);
+    expect(w.out).toContain('✗ partition gpu does not exist (partitions: debug): give one of these with --partition');
+    expect(w.out).toMatch(/✗ Slurm refuses a job with this cluster's settings: .*invalid partition/i);
+
+    const bad = await run(runClusterCommand, 'add', 'bad', '--slurm', 'login1');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('--slurm login1: the login host must be "local"');
+  });
+
+  test('deploy pp2-dp1 over node1 and node2 trains to the end; the allocation is given back; the checkpoint comes home', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'hpc', '--model', 'mlp', '--plan', 'pp2-dp1', '--epochs', '1', '--checkpoint-every', '50', '--json');
+    expect(d.code, d.err).toBe(0);
+    expect(d.err).toMatch(/slurm .*allocation \d+ (PENDING|running)/);
+    expect(d.err).toMatch(/allocation \d+ on node1, node2/);
+    const deployed = jsonLines<{ type: string; jobId: string; processes: Array<{ target: string; role: string }> }>(d.out).find((e) => e.type === 'deployed')!;
+    expect(deployed.processes.filter((p) => p.role === 'agent').map((p) => p.target).sort()).toEqual(['node1', 'node2']);
+    const events = jsonLines<JobEvent>(d.out);
+    expect(events.filter((e) => e.type === 'step')).toHaveLength(125); // 1 epoch of 8,000 samples, 64 a step
+    expect(events.filter((e) => e.type === 'agent').map((e) => e.type === 'agent' && e.host).sort()).toEqual(['node1', 'node2']);
+    const final = events.at(-1);
+    expect(final?.type === 'final' && final.validationAccuracy).toBeGreaterThanOrEqual(0.9);
+
+    const { record, runDir } = findDeployRecord(deployed.jobId);
+    expect(record.launcher).toBe('slurm');
+    expect(record.slurm!.nodes.map((n) => n.alias)).toEqual(['node1', 'node2']);
+    // The coordinator's end gives the allocation back.
+    for (let i = 0; i < 100 && squeue() !== ''; i++) await sleep(200);
+    expect(squeue()).toBe('');
+
+    const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+    expect(jobs.find((j) => j.jobId === deployed.jobId)?.state).toBe('finished');
+    const p = await run(runPullCommand, deployed.jobId);
+    expect(p.code, p.err).toBe(0);
+    expect(readdirSync(join(runDir, 'checkpoints'))).toContain('step-0000125.ckpt');
+    expect(jobProcesses()).toEqual([]);
+  }, 300_000);
+
+  test('stop: scancel, then every process of the job gone', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'hpc', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '100000', '--eval-every', '100000', '--detach', '--json');
+    expect(d.code, d.err).toBe(0);
+    const { jobId } = jsonLines<{ jobId: string }>(d.out)[0];
+    const history = join(env.home, '.shoal', 'runs', jobId, 'events.jsonl');
+    const steps = () => (existsSync(history) ? (readFileSync(history, 'utf8').match(/"type":"step"/g)?.length ?? 0) : 0);
+    for (let i = 0; i < 600 && steps() < 5; i++) await sleep(100);
+    expect(steps()).toBeGreaterThanOrEqual(5);
+    expect(squeue()).toMatch(/RUNNING shoal$/m);
+    const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+    expect(jobs.find((j) => j.jobId === jobId)?.state).toBe('running');
+
+    const s = await run(runStopCommand, jobId, '--now');
+    expect(s.code, s.err).toBe(0);
+    expect(squeue()).toBe('');
+    for (let i = 0; i < 100 && jobProcesses().length; i++) await sleep(100);
+    expect(jobProcesses()).toEqual([]);
+  }, 300_000);
+
+  test('Ctrl-C while the allocation waits in the queue cancels the request', async () => {
+    const blocker = slurm.cmd('sbatch', '--parsable', '-N2', '--exclusive', '-o', '/dev/null', '--wrap', 'exec sleep 600').trim();
+    try {
+      for (let i = 0; i < 100 && !squeue().includes(`${blocker} RUNNING`); i++) await sleep(100);
+      const child = spawn(process.execPath, [cli, 'deploy', '--cluster', 'hpc', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '10'], { env: { ...process.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let err = '';
+      child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      for (let i = 0; i < 300 && !/PENDING \((Resources|Priority)\), waiting/.test(err); i++) await sleep(100);
+      expect(err).toMatch(/PENDING \((Resources|Priority)\), waiting \d+:\d\d/);
+      child.kill('SIGINT');
+      expect(await exited, err).toBe(1);
+      expect(err).toMatch(/Cancelled the Slurm allocation \d+ while it waited in the queue \(nothing was started\)/);
+      expect(squeue()).toBe(`${blocker} RUNNING wrap`);
+    } finally {
+      slurm.cmd('scancel', blocker);
+    }
+  }, 120_000);
+});
