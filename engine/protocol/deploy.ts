@@ -86,6 +86,8 @@ export interface DeployedJobSummary {
   detail: string;
   /** A running job's agents as its newest generation counts them (absent when not known). */
   agents?: { training: number; waiting: number; lost: number };
+  /** A Slurm job's allocation and its state as squeue says it (`ended` once Slurm no longer lists it). */
+  slurm?: { allocation: string; state: string };
   /** This studio follows it now (its events reach the Monitor). */
   attached: boolean;
 }

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import type { JobEvent } from '../../engine/protocol/events.js';
 import { runClusterCommand } from '../../engine/node/commands/cluster.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
+import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runJobsCommand, type JobSummary } from '../../engine/node/commands/jobs.js';
 import { runPullCommand } from '../../engine/node/commands/pull.js';
 import { runStopCommand } from '../../engine/node/commands/stop.js';
@@ -102,7 +103,7 @@ describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Sl
     expect(squeue()).toBe('');
 
     const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
-    expect(jobs.find((j) => j.jobId === deployed.jobId)?.state).toBe('finished');
+    expect(jobs.find((j) => j.jobId === deployed.jobId)).toMatchObject({ state: 'finished', slurm: { allocation: record.slurm!.allocation, state: 'ended' } });
     const p = await run(runPullCommand, deployed.jobId);
     expect(p.code, p.err).toBe(0);
     expect(readdirSync(join(runDir, 'checkpoints'))).toContain('step-0000125.ckpt');
@@ -119,12 +120,40 @@ describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Sl
     expect(steps()).toBeGreaterThanOrEqual(5);
     expect(squeue()).toMatch(/RUNNING shoal$/m);
     const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
-    expect(jobs.find((j) => j.jobId === jobId)?.state).toBe('running');
+    expect(jobs.find((j) => j.jobId === jobId)).toMatchObject({ state: 'running', slurm: { state: 'RUNNING' } });
+    expect((await run(runJobsCommand)).out).toMatch(new RegExp(`^${jobId}  running .* Slurm job \\d+ RUNNING; `, 'm'));
 
     const s = await run(runStopCommand, jobId, '--now');
     expect(s.code, s.err).toBe(0);
     expect(squeue()).toBe('');
     for (let i = 0; i < 100 && jobProcesses().length; i++) await sleep(100);
+    expect(jobProcesses()).toEqual([]);
+  }, 300_000);
+
+  test('a node Slurm marks down mid-job is a lost agent: the job goes on with the survivor to the end', async () => {
+    const d = await run(runDeployCommand, '--cluster', 'hpc', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '150', '--eval-every', '150', '--detach', '--json');
+    expect(d.code, d.err).toBe(0);
+    const { jobId } = jsonLines<{ jobId: string }>(d.out)[0];
+    const history = join(env.home, '.shoal', 'runs', jobId, 'events.jsonl');
+    const steps = () => (existsSync(history) ? (readFileSync(history, 'utf8').match(/"type":"step"/g)?.length ?? 0) : 0);
+    for (let i = 0; i < 600 && steps() < 10; i++) await sleep(100);
+    expect(steps()).toBeGreaterThanOrEqual(10);
+    slurm.cmd('scontrol', 'update', 'nodename=node2', 'state=down', 'reason=shoal-test');
+    try {
+      const a = await run(runAttachCommand, jobId, '--json');
+      expect(a.code, a.err).toBe(0);
+      const events = jsonLines<JobEvent>(a.out);
+      expect(events.some((e) => e.type === 'membership' && (e.lost ?? 0) >= 1)).toBe(true);
+      expect(events.at(-1)).toMatchObject({ type: 'final', steps: 150 });
+    } finally {
+      // ReturnToService=2 brings node2 back by itself once its slurmd answers; resume it if not yet.
+      for (let i = 0; i < 150 && !/^node2 idle/m.test(slurm.cmd('sinfo', '-h', '-N', '-o', '%N %t')); i++) {
+        if (i === 50) slurm.cmd('scontrol', 'update', 'nodename=node2', 'state=resume');
+        await sleep(200);
+      }
+    }
+    for (let i = 0; i < 100 && squeue() !== ''; i++) await sleep(200);
+    expect(squeue()).toBe('');
     expect(jobProcesses()).toEqual([]);
   }, 300_000);
 

@@ -42,6 +42,8 @@ export function sbatchArgs(settings: SlurmSettings, request: { nodes: number; ta
     ...(settings.time ? [`--time=${settings.time}`] : []),
     ...(settings.constraint ? [`--constraint=${settings.constraint}`] : []),
     '--no-requeue',
+    // A node that fails ends only its own steps: the job goes on with the survivors, as on SSH hosts.
+    '--no-kill',
     '--output=/dev/null',
     '--wrap=exec sleep infinity',
   ];
