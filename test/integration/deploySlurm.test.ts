@@ -13,6 +13,7 @@ import { findDeployRecord } from '../../engine/node/jobs/deployRecord.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 import { useTempHome } from '../support/homes.js';
 import { slurmUnavailable, startSlurm, type PrivateSlurm } from '../support/slurm.js';
+import { saveLayersModel, tf, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 
 /**
  * The Slurm launcher against a real Slurm: a private slurmctld and two slurmd (node1, node2) on this
@@ -108,6 +109,24 @@ describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Sl
     expect(p.code, p.err).toBe(0);
     expect(readdirSync(join(runDir, 'checkpoints'))).toContain('step-0000125.ckpt');
     expect(jobProcesses()).toEqual([]);
+  }, 300_000);
+
+  test("a user's Keras model with NumPy data goes once to the login node's home and trains on both nodes", async () => {
+    await tf.setBackend('cpu');
+    const modelFile = await saveLayersModel(twoInTwoOut(), join(env.home, 'model'));
+    const dataDir = join(env.home, 'data-in');
+    writeNpyData(dataDir, TWO_IN_TWO_OUT_ARRAYS, 80);
+    writeNpyData(join(dataDir, 'val'), TWO_IN_TWO_OUT_ARRAYS, 16, 2);
+    const d = await run(runDeployCommand, '--cluster', 'hpc', '--model', modelFile, '--data', dataDir, '--plan', 'pp2-dp1', '--batch', '16', '--steps', '6', '--json');
+    expect(d.code, d.err).toBe(0);
+    expect(d.err).toMatch(/upload\s+ok\s+model and data ~\/\.shoal\/inputs\/\w+ copied \(\d+\.\d MiB\); the nodes share it/);
+    const [inputs] = readdirSync(join(env.home, '.shoal', 'inputs')).filter((f) => !f.startsWith('.'));
+    for (const file of ['model/model.json', 'model/weights.bin', 'data/a.npy', 'data/cls.npy', 'data/val/reg.npy']) expect(existsSync(join(env.home, '.shoal', 'inputs', inputs, file)), file).toBe(true);
+    const events = jsonLines<JobEvent>(d.out);
+    expect(events.filter((e) => e.type === 'step')).toHaveLength(6);
+    expect(events.filter((e) => e.type === 'agent').map((e) => e.type === 'agent' && e.host).sort()).toEqual(['node1', 'node2']);
+    const final = events.at(-1);
+    expect(final?.type === 'final' && final.validationLoss).toBeGreaterThan(0);
   }, 300_000);
 
   test('stop: scancel, then every process of the job gone', async () => {

@@ -107,11 +107,13 @@ export class SlurmLauncher implements Launcher {
       const agent = copyPayloadHere(payload, 'agent', this.remoteDir);
       this.bundle = `${agent.dir}/${payload.bundle}`;
       files.push(remotePath(this.remoteDir, 'agent', payload.hash, payload.bundle));
+      onProgress({ target: head, step: 'upload', status: agent.copied ? 'ok' : 'skipped', detail: `agent build ${remotePath(this.remoteDir, 'agent', payload.hash)} ${agent.copied ? 'copied' : 'already there'}; the nodes share it` });
       if (inputs && inputs.files.length > 0) {
-        copyPayloadHere(inputs, 'inputs', this.remoteDir);
+        const copied = copyPayloadHere(inputs, 'inputs', this.remoteDir).copied;
         files.push(remotePath(this.remoteDir, 'inputs', inputs.hash, '.shoal-complete'));
+        const dir = remotePath(this.remoteDir, 'inputs', inputs.hash);
+        onProgress({ target: head, step: 'upload', status: copied ? 'ok' : 'skipped', detail: `model and data ${dir} ${copied ? `copied (${(inputs.bytes / 1024 ** 2).toFixed(1)} MiB)` : 'already there'}; the nodes share it` });
       }
-      onProgress({ target: head, step: 'upload', status: agent.copied ? 'ok' : 'skipped', detail: `${remotePath(this.remoteDir, 'agent', payload.hash)} ${agent.copied ? 'copied' : 'already there'}; the nodes share it` });
     } catch (err) {
       return this.targets.map((t) => ({ target: t.alias, ok: false, error: `${t.alias}, upload: ${(err as Error).message}` }));
     }
