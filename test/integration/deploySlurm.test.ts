@@ -176,6 +176,22 @@ describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Sl
     expect(jobProcesses()).toEqual([]);
   }, 300_000);
 
+  test("before the allocation's time limit the job stops with a checkpoint", async () => {
+    expect((await run(runClusterCommand, 'add', 'short', '--slurm', 'local', '--time', '00:01:00')).code).toBe(0);
+    const d = await run(runDeployCommand, '--cluster', 'short', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '100000', '--eval-every', '100000', '--json');
+    const deployed = jsonLines<{ type: string; jobId: string }>(d.out).find((e) => e.type === 'deployed');
+    expect(deployed, d.err).toBeDefined();
+    const events = jsonLines<JobEvent>(d.out);
+    expect(events.some((e) => e.type === 'log' && /allocation ends soon \(its time limit\): the job stops with a checkpoint/.test(e.message))).toBe(true);
+    const steps = events.filter((e) => e.type === 'step').length;
+    expect(steps).toBeGreaterThan(0);
+    expect(readdirSync(join(env.home, '.shoal', 'runs', deployed!.jobId, 'checkpoints'))).toContain(`step-${String(steps).padStart(7, '0')}.ckpt`);
+    // Stopped by the coordinator, not killed by Slurm at the limit.
+    expect(events.some((e) => e.type === 'status' && e.state === 'failed')).toBe(false);
+    for (let i = 0; i < 100 && squeue() !== ''; i++) await sleep(200);
+    expect(squeue()).toBe('');
+  }, 300_000);
+
   test('Ctrl-C while the allocation waits in the queue cancels the request', async () => {
     const blocker = slurm.cmd('sbatch', '--parsable', '-N2', '--exclusive', '-o', '/dev/null', '--wrap', 'exec sleep 600').trim();
     try {

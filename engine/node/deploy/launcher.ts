@@ -89,6 +89,8 @@ export interface Launcher {
   readonly detached?: boolean;
   /** The cluster's remote directory, setup commands and env (clusterSettings.ts); recorded with a deployed job. */
   readonly settings?: ClusterSettings;
+  /** When the job must stop with a checkpoint (ms since the epoch): before its allocation's time limit. */
+  stopBy?(): number | undefined;
   /** A Slurm launcher's allocation, recorded with the job (deployRecord.ts). */
   readonly slurmJob?: SlurmJobRecord;
   /** The name agent `index` on `target` is known by in events and logs (default: the target's alias). */

@@ -29,6 +29,8 @@ export interface SlurmLauncherOptions {
 }
 
 const QUEUE_TARGET = 'slurm';
+/** The most time kept between the checkpoint stop and a time-limited allocation's end. */
+const STOP_MARGIN_MS = 120_000;
 /** In jobs/<id>/ while stop() stops the nodes: the coordinator's step then leaves the allocation to it. */
 const STOPPING = '.stopping';
 
@@ -68,6 +70,16 @@ export class SlurmLauncher implements Launcher {
   get slurmJob(): SlurmJobRecord | undefined {
     const a = this.allocation;
     return a && { settings: this.slurm, allocation: a.id, nodes: a.nodes, ...(a.endTime ? { endTime: a.endTime } : {}) };
+  }
+
+  /**
+   * Before the allocation's end: a quarter of the time left, at most STOP_MARGIN_MS, is kept for the
+   * checkpoint (a step, then the write) and for Slurm's own warning signal, which comes at the end.
+   */
+  stopBy(): number | undefined {
+    const end = this.allocation?.endTime ? new Date(this.allocation.endTime).getTime() : NaN;
+    if (!Number.isFinite(end)) return undefined;
+    return Math.round(end - Math.min(STOP_MARGIN_MS, Math.max(0, end - Date.now()) / 4));
   }
 
   private node(target: string): LaunchTarget {
