@@ -10,6 +10,7 @@ import type { Connection } from '../../engine/wire/connection.js';
 import { listenAuthenticated, type Hello } from '../../engine/wire/handshake.js';
 import { EventLog } from './eventLog.js';
 import { whenOwnerGone } from './ownerWatch.js';
+import { whenDeadline } from './deadline.js';
 import { describeMember, Membership } from './membership.js';
 import { runTraining, type ResizeRequest } from './trainingLoop.js';
 import { isLinkSurveyConfig, runLinkSurvey } from './linkSurvey.js';
@@ -57,6 +58,11 @@ export async function runCoordinator(): Promise<void> {
     if (stop.requested) return;
     stop.requested = true;
     say('warn', `The job's owner (pid ${owner}: shoal train or the studio) is gone: the job stops with a checkpoint at the next step boundary, as on Ctrl-C; shoal resume continues it from there.`);
+  });
+  whenDeadline(config.stopBy, () => {
+    if (stop.requested) return;
+    stop.requested = true;
+    say('warn', `The job's allocation ends soon (its time limit): the job stops with a checkpoint at the next step boundary; shoal resume continues it from there.`);
   });
   const server: Server = await listenAuthenticated(
     config.listenHost ?? '127.0.0.1',

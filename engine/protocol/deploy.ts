@@ -39,7 +39,8 @@ export const DeployedJobIdSchema = z.string().regex(/^job-[0-9]{14}-[0-9a-f]{6}$
 export const DeployTrustAnswerSchema = z.object({ jobId: DeployedJobIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });
 export type DeployTrustAnswer = z.infer<typeof DeployTrustAnswerSchema>;
 
-export type DeployStepName = 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
+/** `queue`: a Slurm allocation waiting in the queue (its host row is `slurm`). */
+export type DeployStepName = 'queue' | 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
 
 export interface DeployStepView {
   step: DeployStepName;
@@ -85,6 +86,8 @@ export interface DeployedJobSummary {
   detail: string;
   /** A running job's agents as its newest generation counts them (absent when not known). */
   agents?: { training: number; waiting: number; lost: number };
+  /** A Slurm job's allocation and its state as squeue says it (`ended` once Slurm no longer lists it). */
+  slurm?: { allocation: string; state: string };
   /** This studio follows it now (its events reach the Monitor). */
   attached: boolean;
 }

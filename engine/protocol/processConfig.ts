@@ -38,6 +38,11 @@ export const CoordinatorConfigSchema = z.object({
   checkpointEverySteps: z.number().int().min(1).optional(),
   /** A checkpoint to resume from: parameters, optimizer state and the step to continue at. */
   resumeFrom: z.string().optional(),
+  /**
+   * Stop with a checkpoint at the first step boundary after this time (ms since the epoch): a Slurm
+   * job's allocation ends at its time limit, and a checkpoint taken before is what `shoal resume` continues.
+   */
+  stopBy: z.number().int().positive().optional(),
   /** Seconds without a heartbeat after which an agent counts as lost (default HEARTBEAT_TIMEOUT_SEC, engine/plan/runtimeConstants.ts). */
   heartbeatTimeoutSec: z.number().positive().optional(),
   /** Seconds a step, evaluation or setup may take before the job fails naming the ranks it waits for. */

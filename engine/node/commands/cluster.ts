@@ -13,10 +13,13 @@ import { runClusterEdit } from './clusterEdit.js';
 import { runClusterTest } from './clusterTest.js';
 import { processIo, type CommandIo } from './commandIo.js';
 import { clusterName, UsageError } from './clusterUsage.js';
+import { addSlurmCluster, runSlurmClusterTest, SLURM_ADD_OPTIONS, slurmLine, wantsSlurm } from './clusterSlurm.js';
 
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
                     [--remote-dir ~/.shoal|/abs/path] [--setup 'command']… [--env NAME=value]…
+  shoal cluster add <name> --slurm local [--partition P] [--account A] [--gres gpu:N] [--time HH:MM:SS]
+                    [--constraint FEATURES] [--remote-dir …] [--setup …]… [--env …]…
   shoal cluster import --name <name> [--ssh-config file] [--hosts a,b]
   shoal cluster test <name> [--trust-new] [--json] [--no-survey]
   shoal cluster list [--json]
@@ -32,6 +35,8 @@ home). --setup: a command run on every host at every deploy (repeat for several;
 cluster's list). --env: a variable every process on the hosts gets (added by name). add on an existing
 cluster may give only these. Setup commands and env are stored and shown in plain text: no secrets.
 remove without --host removes the cluster and its measured links; with --host, those hosts only.
+--slurm local: a Slurm cluster whose login node is this machine; each deploy asks it for an allocation
+(one node per agent) with these options, and test reports sinfo per partition and what blocks a job.
 edit changes one host: --identity '' or --jump '' clears the key or the jump chain; left out, they are kept.
 `;
 
@@ -83,11 +88,16 @@ function addCommand(args: string[], io: CommandIo): number {
       'remote-dir': { type: 'string' },
       setup: { type: 'string', multiple: true },
       env: { type: 'string', multiple: true },
+      ...SLURM_ADD_OPTIONS,
     },
   });
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
   const settings = settingsFrom(values);
+  if (wantsSlurm(values)) {
+    if (values.host?.length) throw new UsageError('A Slurm cluster has no --host: Slurm chooses its nodes. Give --slurm local, or --host for a cluster of SSH hosts.');
+    return addSlurmCluster(name, values, settings, io);
+  }
   const known = loadClusters().some((c) => c.name === name);
   if (!values.host?.length && !(known && Object.keys(settings).length)) {
     throw new UsageError(known ? 'Give --host user@address[:port], or settings to change (--remote-dir, --setup, --env).' : 'Give at least one --host user@address[:port].');
@@ -185,7 +195,7 @@ function listCommand(args: string[], io: CommandIo): number {
       // One unreadable profile must not hide the list of clusters.
       links = `  (${(err as Error).message})`;
     }
-    io.out(`${c.name}${links}\n`);
+    io.out(`${c.name}${links}${c.slurm ? `  (Slurm: ${slurmLine(c.slurm)})` : ''}\n`);
     for (const h of c.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
   }
   return 0;
@@ -202,7 +212,7 @@ function showCommand(args: string[], io: CommandIo): number {
     io.out(JSON.stringify({ ...cluster, links: profile ?? null }, null, 2) + '\n');
     return 0;
   }
-  io.out(`${cluster.name}\n`);
+  io.out(`${cluster.name}${cluster.slurm ? `  (Slurm from this machine: ${slurmLine(cluster.slurm)})` : ''}\n`);
   io.out(settingsLines(cluster));
   for (const h of cluster.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
   io.out(profile ? linkReport(profile, clusterProfileFile(name)) : `No links measured yet. Measure them with: shoal cluster test ${name}\n`);
@@ -223,5 +233,6 @@ async function testCommand(args: string[], io: CommandIo): Promise<number> {
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
   const cluster = requireCluster(name);
+  if (cluster.slurm) return runSlurmClusterTest(cluster, { json: values.json === true }, io);
   return runClusterTest(cluster, { trustNew: values['trust-new'] === true, json: values.json === true, survey: values['no-survey'] !== true }, io);
 }

@@ -8,6 +8,9 @@ import type { Launcher } from '../deploy/launcher.js';
 import { markOnHosts } from '../deploy/dataFiles.js';
 import { LocalLauncher } from '../deploy/localLauncher.js';
 import { SshLauncher } from '../deploy/sshLauncher.js';
+import { SlurmLauncher } from '../deploy/slurm/slurmLauncher.js';
+import { agentsNeeded } from '../../plan/plan.js';
+import { cancelQueueOnInterrupt } from './queueInterrupt.js';
 import type { CommandIo } from './commandIo.js';
 import { resolveClusterArg } from '../hosts/clusterArg.js';
 import { connectPrompts } from './connectPrompts.js';
@@ -22,7 +25,7 @@ import { detachOnInterrupt } from './detachHint.js';
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
               [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
-                                   start a job on SSH hosts; it keeps running without this command`;
+                                   start a job on SSH hosts or a Slurm cluster; it keeps running without this command`;
 
 const OPTIONS = {
   ...TRAIN_OPTIONS,
@@ -41,6 +44,7 @@ const OPTIONS = {
  */
 export async function runDeployCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   let launcher: Launcher | undefined;
+  let queue: ReturnType<typeof cancelQueueOnInterrupt> | undefined;
   try {
     const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: false });
     const cluster = resolveClusterArg(values.cluster);
@@ -60,11 +64,15 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     const steps = length.steps ?? stepsFor(plan, length.epochs, undefined, training.trainSamples);
     const evalEvery = intOption(values, 'eval-every', { example: '50' }) ?? stepsPerEpoch(training.trainSamples, plan.globalBatch);
     const checkpointEvery = intOption(values, 'checkpoint-every', { example: '100' });
+    queue = cluster.kind === 'slurm' ? cancelQueueOnInterrupt(io) : undefined;
     launcher =
       cluster.kind === 'local'
         ? new LocalLauncher()
-        : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, settings: cluster.settings });
-    const width = Math.max(...launcher.targets.map((t) => t.alias.length));
+        : cluster.kind === 'slurm'
+          ? new SlurmLauncher(cluster.slurm, { settings: cluster.settings, tasks: agentsNeeded(plan), signal: queue!.signal })
+          : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, settings: cluster.settings });
+    // A Slurm cluster's nodes are known once allocated: its rows are as wide as Slurm node names usually are.
+    const width = Math.max(8, ...launcher.targets.map((t) => t.alias.length));
     const { record } = await deployJob({
       launcher,
       model,
@@ -77,9 +85,10 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       hosts: cluster.kind === 'ssh' ? cluster.hosts : [],
       onProgress: prepareProgress(io, width),
     });
+    queue?.release();
     const perHost = new Map<string, number>();
     for (const p of record.processes.filter((x) => x.role === 'agent')) perHost.set(p.target, (perHost.get(p.target) ?? 0) + 1);
-    const summary = `job ${record.jobId} started on ${cluster.name}: coordinator on ${record.head} (pid ${record.coordinator.pid}), agents ${[...perHost].map(([h, n]) => `${h}×${n}`).join(', ')}`;
+    const summary = `job ${record.jobId} started on ${cluster.name}${record.slurm ? ` (Slurm allocation ${record.slurm.allocation})` : ''}: coordinator on ${record.head} (pid ${record.coordinator.pid}), agents ${[...perHost].map(([h, n]) => `${h}×${n}`).join(', ')}`;
     if (values.json) io.out(JSON.stringify({ type: 'deployed', jobId: record.jobId, head: record.head, processes: record.processes }) + '\n');
     else io.out(summary + '\n');
     if (values.detach) {
@@ -98,6 +107,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     io.err(`shoal deploy: ${(err as Error).message}\n`);
     return (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
   } finally {
+    queue?.release();
     launcher?.close();
   }
 }

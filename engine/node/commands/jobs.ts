@@ -7,6 +7,7 @@ import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';
 import { errorsOncePerHost } from './hostErrorsOnce.js';
+import { queueState } from '../deploy/slurm/allocation.js';
 import type { DeployedJobSummary } from '../../protocol/deploy.js';
 
 /** What `shoal jobs` prints per job; the studio's listing adds whether it follows the job. */
@@ -52,7 +53,11 @@ export async function summarizeDeployedJob(record: DeployRecord, launcher: Launc
   } catch {
     // Written atomically, so unreadable only from an older coordinator: the process counts remain.
   }
-  return summarizeJob(record, states, membership);
+  const summary = summarizeJob(record, states, membership);
+  if (!record.slurm) return summary;
+  const q = await queueState(record.slurm.allocation).catch(() => undefined);
+  const slurm = { allocation: record.slurm.allocation, state: q?.state ?? 'ended' };
+  return { ...summary, slurm, detail: `Slurm job ${slurm.allocation} ${slurm.state}; ${summary.detail}` };
 }
 
 /** `shoal jobs [--json]`: every deployed job this machine knows, with its state asked of its hosts. */

@@ -20,7 +20,7 @@ export async function runPullCommand(args: string[], io: CommandIo = processIo):
     const { values, positionals } = parseArgs({ args, options: { host: { type: 'string' }, json: { type: 'boolean' }, 'trust-new': { type: 'boolean' } }, allowPositionals: true });
     if (positionals.length !== 1) throw new Error(`Usage: ${PULL_USAGE}   (job ids: shoal jobs)`);
     const { record, runDir } = findDeployRecord(positionals[0]);
-    const known = record.launcher === 'local' ? ['localhost'] : record.hosts.map((h) => h.alias);
+    const known = record.launcher === 'local' ? ['localhost'] : record.launcher === 'slurm' ? [record.head] : record.hosts.map((h) => h.alias);
     const hosts = values.host?.split(',').map((h) => h.trim());
     const unknown = hosts?.filter((h) => !known.includes(h)) ?? [];
     if (unknown.length) throw new Error(`--host ${unknown.join(', ')}: not a host of job ${record.jobId} (its hosts: ${known.join(', ')}).`);

@@ -1,11 +1,12 @@
 /**
  * How a job's processes get onto machines. `deployJob` (engine/node/jobs/deployJob.ts) only talks to
  * this interface, so a new way to reach machines is one new class: LocalLauncher (this machine),
- * SshLauncher (hosts over SSH), and — described in the README — a Slurm launcher that runs the same
- * start scripts through `srun` on a login node.
+ * SshLauncher (hosts over SSH) and SlurmLauncher, which runs the same start scripts as
+ * `srun` steps inside an allocation.
  */
 import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import type { Payload } from './uploadPayload.js';
+import type { SlurmJobRecord } from './slurm/slurmJobRecord.js';
 
 /** A machine processes can be placed on. */
 export interface LaunchTarget {
@@ -19,7 +20,8 @@ export interface LaunchTarget {
 export interface PrepareEvent {
   target: string;
   /** `setup`: the cluster's setup commands (their output comes as progress). */
-  step: 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
+  /** `queue`: a Slurm allocation waiting for its nodes (its target is `slurm`). */
+  step: 'queue' | 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
   status: 'running' | 'ok' | 'skipped' | 'fail' | 'progress';
   detail: string;
 }
@@ -77,7 +79,7 @@ export interface Forward {
 }
 
 export interface Launcher {
-  readonly kind: 'local' | 'ssh';
+  readonly kind: 'local' | 'ssh' | 'slurm';
   /** Where processes may run; the first is the head (it runs the coordinator). */
   readonly targets: readonly LaunchTarget[];
   /**
@@ -87,6 +89,10 @@ export interface Launcher {
   readonly detached?: boolean;
   /** The cluster's remote directory, setup commands and env (clusterSettings.ts); recorded with a deployed job. */
   readonly settings?: ClusterSettings;
+  /** When the job must stop with a checkpoint (ms since the epoch): before its allocation's time limit. */
+  stopBy?(): number | undefined;
+  /** A Slurm launcher's allocation, recorded with the job (deployRecord.ts). */
+  readonly slurmJob?: SlurmJobRecord;
   /** The name agent `index` on `target` is known by in events and logs (default: the target's alias). */
   agentHost?(target: LaunchTarget, index: number): string;
   /**

@@ -1,22 +1,8 @@
-import { spawn } from 'node:child_process';
 import { agentBundlePath } from './agentBundle.js';
 import { AttachedProcesses, type AttachedMode } from './attachedProcesses.js';
 import type { Forward, LaunchTarget, Launcher, PreparedTarget, PrepareEvent, ProcessSpec, StartedProcess, TargetJobState, TargetOutcome } from './launcher.js';
-import { readWith, startWith, statusWith, stopWith, type ShellRunner } from './jobOps.js';
-import type { RemoteResult } from './ssh/exec.js';
-
-/** Run a script with this machine's `sh`, the script on stdin as over SSH. */
-const localShell: ShellRunner = (script) =>
-  new Promise<RemoteResult>((resolve, reject) => {
-    const child = spawn('sh', ['-s'], { stdio: ['pipe', 'pipe', 'pipe'] });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (d: Buffer) => out.push(d));
-    child.stderr.on('data', (d: Buffer) => err.push(d));
-    child.once('error', reject);
-    child.once('close', (code) => resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') }));
-    child.stdin.end(script);
-  });
+import { readWith, startWith, statusWith, stopWith } from './jobOps.js';
+import { localShell } from './localShell.js';
 
 /**
  * This machine as a one-host cluster, in one of two modes:

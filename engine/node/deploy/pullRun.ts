@@ -56,7 +56,9 @@ const PROGRESS_EVERY = 8 * 1024 ** 2;
  */
 export async function pullRun(record: DeployRecord, runDir: string, options: PullOptions = {}): Promise<HostPull[]> {
   const say = options.onProgress ?? (() => {});
-  const targets = record.launcher === 'local' ? [{ alias: 'localhost', host: undefined }] : record.hosts.map((h) => ({ alias: h.alias, host: h }));
+  // A Slurm job's run folder is in the login node's (this machine's) remote directory, shared by its nodes.
+  const targets =
+    record.launcher === 'local' ? [{ alias: 'localhost', host: undefined }] : record.launcher === 'slurm' ? [{ alias: record.head, host: undefined }] : record.hosts.map((h) => ({ alias: h.alias, host: h }));
   const wanted = options.hosts ? targets.filter((t) => options.hosts!.includes(t.alias)) : targets;
   return mapBounded(wanted, 4, async ({ alias, host }): Promise<HostPull> => {
     const isHead = alias === record.head || record.launcher === 'local';
@@ -96,7 +98,7 @@ export async function pullRun(record: DeployRecord, runDir: string, options: Pul
 }
 
 async function openSource(record: DeployRecord, host: SshHost | undefined, options: ConnectOptions): Promise<{ conn?: SshConnection; source: RunFileSource }> {
-  if (!host) return { source: localRunFiles(record.jobId) };
+  if (!host) return { source: localRunFiles(record.jobId, record.launcher === 'slurm' ? record.settings?.remoteDir : undefined) };
   const conn = await connectHost(host, options);
   try {
     // SFTP paths are absolute: its server starts in the account's home, which may differ from $HOME.

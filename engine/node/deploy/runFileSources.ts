@@ -3,6 +3,7 @@ import { homedir } from 'node:os';
 import { join, posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { Client, SFTPWrapper } from 'ssh2';
+import { hostPath } from '../../wire/hostPath.js';
 
 /** One file of a run folder on a host: its path relative to the folder, its size and mtime (seconds). */
 export interface RunFile {
@@ -24,9 +25,12 @@ export interface RunFileSource {
   close(): void;
 }
 
-/** A detached local job's folder (LocalLauncher's jobs live in this machine's ~/.shoal/runs/<id>). */
-export function localRunFiles(jobId: string): RunFileSource {
-  const root = join(process.env.HOME ?? homedir(), '.shoal', 'runs', jobId);
+/**
+ * A run folder on this machine: a detached local job's (~/.shoal/runs/<id>), or a Slurm job's in the
+ * cluster's remote directory on this login node.
+ */
+export function localRunFiles(jobId: string, remoteDir?: string): RunFileSource {
+  const root = remoteDir ? join(hostPath(remoteDir), 'runs', jobId) : join(process.env.HOME ?? homedir(), '.shoal', 'runs', jobId);
   return {
     where: `localhost:${root}`,
     async list() {

@@ -2,12 +2,16 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
+import type { SlurmSettings } from '../../protocol/slurmSettings.js';
 import { clusterSettingsOf, loadClusters } from './clusterStore.js';
 import { SshHostSchema, type SshHost } from './host.js';
 
 const ClusterFileSchema = z.object({ name: z.string().min(1).optional(), hosts: z.array(SshHostSchema).min(1), ...ClusterSettingsSchema.shape });
 
-export type ClusterChoice = { kind: 'local'; name: 'local' } | { kind: 'ssh'; name: string; hosts: SshHost[]; settings: ClusterSettings };
+export type ClusterChoice =
+  | { kind: 'local'; name: 'local' }
+  | { kind: 'ssh'; name: string; hosts: SshHost[]; settings: ClusterSettings }
+  | { kind: 'slurm'; name: string; slurm: SlurmSettings; settings: ClusterSettings };
 
 /**
  * What `--cluster` names: `local` (this machine), a JSON file `{ "hosts": [ … ] }` (hosts as in
@@ -34,6 +38,7 @@ export function resolveClusterArg(arg: string | undefined): ClusterChoice {
   const clusters = loadClusters();
   const found = clusters.find((c) => c.name === arg);
   if (!found) throw new Error(`No cluster "${arg}". ${clusters.length ? `Clusters: ${clusters.map((c) => c.name).join(', ')}.` : 'Add one with: shoal cluster add <name> --host user@address[:port]'} (Or give a cluster JSON file, or local.)`);
+  if (found.slurm) return { kind: 'slurm', name: found.name, slurm: found.slurm, settings: clusterSettingsOf(found) };
   if (found.hosts.length === 0) throw new Error(`Cluster ${arg} has no hosts. Add some with: shoal cluster add ${arg} --host user@address[:port]`);
   return { kind: 'ssh', name: found.name, hosts: found.hosts, settings: clusterSettingsOf(found) };
 }

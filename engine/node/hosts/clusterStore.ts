@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
+import { SlurmSettingsSchema } from '../../protocol/slurmSettings.js';
 import { writeFileAtomic } from './atomicWrite.js';
 import { ClusterTestRecordSchema, type ClusterTestRecord } from './clusterTestRecord.js';
 import { shoalConfigDir } from './configDir.js';
@@ -16,6 +17,8 @@ export const SshClusterSchema = z.strictObject({
   name: z.string().min(1),
   hosts: z.array(SshHostSchema),
   ...ClusterSettingsSchema.shape,
+  /** Present for a cluster reached through Slurm (its `hosts` are then empty: Slurm picks the nodes). */
+  slurm: SlurmSettingsSchema.optional(),
   lastTest: ClusterTestRecordSchema.optional(),
 });
 export type SshCluster = z.infer<typeof SshClusterSchema>;

@@ -111,7 +111,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       // Its files are relative to the job's run folder on the head host (~/.shoal/runs/<id>, the process's
       // cwd); a job attached to this process names its folder here.
       config: coordinatorConfig(
-        { jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps, resumeFrom: o.resumeFrom, tuning: o.tuning },
+        { jobId, model: remote.model, plan, training: remote.training, agents, steps: o.steps, evalEverySteps: o.evalEverySteps, checkpointEverySteps: o.checkpointEverySteps, resumeFrom: o.resumeFrom, tuning: o.tuning, stopBy: launcher.stopBy?.() },
         secret,
         { runDir: detached ? '' : runDir, listenHost },
       ),
@@ -124,6 +124,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       cluster: o.cluster,
       hosts: o.hosts.filter((h) => launcher.targets.some((t) => t.alias === h.alias)),
       ...(launcher.settings && Object.keys(launcher.settings).length ? { settings: launcher.settings } : {}),
+      ...(launcher.slurmJob ? { slurm: launcher.slurmJob } : {}),
       head: head.alias,
       model: modelRef(model),
       steps: o.steps,

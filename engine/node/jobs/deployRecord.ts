@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import type { SshHost } from '../hosts/host.js';
 import { writeFileAtomic } from '../hosts/atomicWrite.js';
 import type { StartedProcess } from '../deploy/launcher.js';
+import type { SlurmJobRecord } from '../deploy/slurm/slurmJobRecord.js';
 import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import { runsRoot } from './runStore.js';
 
@@ -15,13 +16,15 @@ export interface DeployRecord {
   version: 1;
   jobId: string;
   createdAt: string;
-  launcher: 'local' | 'ssh';
+  launcher: 'local' | 'ssh' | 'slurm';
   /** The cluster as the user named it (a stored name or a file). */
   cluster: string;
   /** The hosts the job runs on, head first, as they were when deployed (empty for local). */
   hosts: SshHost[];
   /** The cluster's remote directory, setup commands and env when it set any (absent: ~/.shoal, none). */
   settings?: ClusterSettings;
+  /** A Slurm job's allocation and nodes (its hosts are the nodes; `hosts` is empty). */
+  slurm?: SlurmJobRecord;
   head: string;
   model: string;
   steps: number;

@@ -56,6 +56,8 @@ export interface JobSpec {
   checkpointEverySteps?: number;
   resumeFrom?: string;
   tuning?: CoordinatorTuning;
+  /** Stop with a checkpoint by then (ms since the epoch): before a Slurm allocation's time limit. */
+  stopBy?: number;
 }
 
 /** Where the coordinator runs: its run folder (absolute; '' when it is the process's working directory, as on a host) and the address it listens on. */
@@ -103,6 +105,7 @@ export function coordinatorConfig(spec: JobSpec, secret: string, place: Coordina
     checkpointDir: file('checkpoints'),
     checkpointEverySteps: spec.checkpointEverySteps,
     resumeFrom: spec.resumeFrom,
+    ...(spec.stopBy ? { stopBy: spec.stopBy } : {}),
     ...tuning,
     profilePath: file('profile.json'),
     // The job's history outlives the coordinator: attach, the Runs view and restarts read it.

@@ -5,7 +5,7 @@ import { useStudio } from '../store/studioStore';
 import { answerDeployTrust, dismissDeploy, recoverDeployProgress, useDeploy } from './deployStore';
 
 const MARK: Record<DeployStepView['status'], string> = { running: '…', progress: '…', ok: '✓', skipped: '–', fail: '✗' };
-const STEP_NAMES: Record<DeployStepView['step'], string> = { connect: 'connect', setup: 'setup', upload: 'upload', 'gpu-runtime': 'GPU runtime', ready: 'start' };
+const STEP_NAMES: Record<DeployStepView['step'], string> = { queue: 'Slurm queue', connect: 'connect', setup: 'setup', upload: 'upload', 'gpu-runtime': 'GPU runtime', ready: 'start' };
 const PHASE_TEXT = {
   preparing: 'Preparing hosts',
   starting: 'Starting the job',

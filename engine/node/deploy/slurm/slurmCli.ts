@@ -1,0 +1,43 @@
+import { spawn } from 'node:child_process';
+import type { RemoteResult } from '../ssh/exec.js';
+
+/**
+ * Slurm's commands (sbatch, srun, squeue, sinfo, scontrol, scancel) run on the login node; with
+ * `--slurm local` that is this machine. One place runs them, so a missing command or a stuck
+ * controller reads the same everywhere: what was run, what it said, and what to do.
+ */
+export function slurmRun(program: string, args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<RemoteResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${program} ${args.join(' ')} did not finish within ${Math.round(timeoutMs / 1000)} s: is slurmctld answering (scontrol ping)?`));
+    }, timeoutMs);
+    child.stdout.on('data', (d: Buffer) => out.push(d));
+    child.stderr.on('data', (d: Buffer) => err.push(d));
+    child.once('error', (e: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(
+        e.code === 'ENOENT'
+          ? new Error(`${program} is not on this machine's PATH: a cluster added with --slurm local must be used from a Slurm login node (one where sinfo and srun work).`)
+          : e,
+      );
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') });
+    });
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.stdin ?? '');
+  });
+}
+
+/** Like slurmRun, but a non-zero exit is an error quoting Slurm's own words. Returns stdout. */
+export async function slurmOk(program: string, args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<string> {
+  const r = await slurmRun(program, args, options);
+  if (r.code !== 0) throw new Error(`${program} ${args.join(' ')} failed (exit ${r.code}): ${(r.stderr.trim() || r.stdout.trim() || 'no output').split('\n').slice(-6).join('\n')}`);
+  return r.stdout;
+}
