@@ -24,8 +24,12 @@ export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --
               [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
                                    start a job on SSH hosts; it keeps running without this command`;
 
+// A deployed job's run folder is always its own under the runs folder, where jobs, attach and pull find
+// it: --out and --overwrite are shoal train's, and refused here as unknown options.
+const { out: _out, overwrite: _overwrite, ...TRAIN_OPTIONS_BUT_OUT } = TRAIN_OPTIONS;
+
 const OPTIONS = {
-  ...TRAIN_OPTIONS,
+  ...TRAIN_OPTIONS_BUT_OUT,
   'eval-every': { type: 'string' },
   'data-on-hosts': { type: 'string' },
   'trust-new': { type: 'boolean' },
