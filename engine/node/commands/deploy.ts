@@ -18,6 +18,7 @@ import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, runLength, TRAIN_OPTIONS } from './train.js';
 import { intOption } from './optionValues.js';
 import { detachOnInterrupt } from './detachHint.js';
+import { reportCommandError } from './usage.js';
 
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
@@ -99,8 +100,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       release();
     }
   } catch (err) {
-    io.err(`shoal deploy: ${(err as Error).message}\n`);
-    return (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+    return reportCommandError('deploy', err, io);
   } finally {
     launcher?.close();
   }

@@ -8,6 +8,7 @@ import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';
 import { errorsOncePerHost } from './hostErrorsOnce.js';
 import type { DeployedJobSummary } from '../../protocol/deploy.js';
+import { reportCommandError } from './usage.js';
 
 /** What `shoal jobs` prints per job; the studio's listing adds whether it follows the job. */
 export type JobSummary = Omit<DeployedJobSummary, 'attached'>;
@@ -75,7 +76,6 @@ export async function runJobsCommand(args: string[], io: CommandIo = processIo):
     else for (const s of summaries) io.out(`${s.jobId}  ${s.state.padEnd(8)}  ${s.cluster}  ${s.model}  ${s.createdAt}  ${s.detail}\n`);
     return 0;
   } catch (err) {
-    io.err(`shoal jobs: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('jobs', err, io);
   }
 }

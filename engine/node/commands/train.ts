@@ -10,7 +10,7 @@ import { DEFAULT_OPTIMIZER, presetPlan } from '../../plan/presets.js';
 import { validatePlan } from '../../plan/validate.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { eventPrinter } from './eventPrinter.js';
-import { fail } from './fail.js';
+import { fail, failUsage } from './fail.js';
 import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { readJsonFile } from './inputFiles.js';
 import { intOption, localClusterOption, numberOption, OptionError } from './optionValues.js';
@@ -183,11 +183,16 @@ export async function runTrain(values: TrainValues): Promise<void> {
   }
 }
 
+/** Options of shoal train that say how to run a job, which printing a plan has no use for. */
+const TRAIN_ONLY_OPTIONS = ['epochs', 'steps', 'out', 'overwrite', 'checkpoint-every', 'eval-every'] as const;
+
 /** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
 export function printPresetPlan(values: TrainValues): void {
   let model: ModelGraph;
   let plan: Plan;
   let cluster: ReturnType<typeof localClusterOption>;
+  const trainOnly = TRAIN_ONLY_OPTIONS.filter((key) => values[key] !== undefined);
+  if (trainOnly.length) failUsage(`shoal plan prints and checks a plan; ${trainOnly.map((k) => `--${k}`).join(', ')} ${trainOnly.length > 1 ? 'are' : 'is'} for shoal train. Drop ${trainOnly.length > 1 ? 'them' : 'it'}.`);
   try {
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);
