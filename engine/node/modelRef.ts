@@ -47,7 +47,13 @@ export function loadModel(ref: string): ModelGraph {
     } catch (err) {
       throw new Error(`Model file ${path} is not valid JSON (${(err as Error).message}).`);
     }
-    const { graph, diagnostics } = importKerasModel(doc);
+    let imported: ReturnType<typeof importKerasModel>;
+    try {
+      imported = importKerasModel(doc);
+    } catch (err) {
+      throw new Error(`Model file ${path}: ${(err as Error).message}`);
+    }
+    const { graph, diagnostics } = imported;
     const errors = diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
     // The weights it names are checked (place and size) before any job starts, not read.

@@ -84,7 +84,13 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
   let model: ModelGraph;
   let diagnostics: string | undefined;
   if (isFile(modelArg)) {
-    const imported = importKerasModel(readJson(modelArg, 'model'));
+    const document = readJson(modelArg, 'model');
+    let imported: ReturnType<typeof importKerasModel>;
+    try {
+      imported = importKerasModel(document);
+    } catch (err) {
+      fail(`Model file ${modelArg}: ${(err as Error).message}`);
+    }
     // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
     model = { ...imported.graph, source: { modelFile: resolve(modelArg) } };
     // A model that did not import cleanly would be planned from a partial graph (and priced at NaN%).

@@ -68,7 +68,14 @@ export const TRAIN_OPTIONS = {
 
 export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')))): Plan {
   if (values['plan-file']) {
-    const plan = parsePlan(readJsonFile(String(values['plan-file']), 'plan'));
+    const file = String(values['plan-file']);
+    let plan: Plan;
+    try {
+      plan = parsePlan(readJsonFile(file, 'plan'));
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new Error(message.includes(file) ? message : `--plan-file ${file}: ${message}`);
+    }
     // A flag beside --plan-file that says otherwise is refused rather than silently ignored.
     const conflicts = planFileConflicts(values, plan, modelRef(model));
     if (conflicts.length) throw new Error(`--plan-file ${String(values['plan-file'])} and the options disagree:\n  ${conflicts.join('\n  ')}\nDrop those options, or edit the plan file.`);
