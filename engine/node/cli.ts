@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { zooEntries } from '../model/zoo.js';
-import { fail } from './commands/fail.js';
+import { fail, failUsage } from './commands/fail.js';
+import { exitCodeFor, usageMessage } from './commands/usage.js';
 import { joinNegativeValues } from './commands/optionValues.js';
 import { RESIZE_USAGE, runResizeCommand } from './commands/resize.js';
 import { RESUME_USAGE, runResume } from './commands/resume.js';
@@ -54,11 +55,13 @@ function usageOf(command: string): string {
   return picked.length ? `Usage:\n  ${picked.join('\n  ')}` : USAGE;
 }
 
+const COMMANDS = ['train', 'plan', 'models', 'cluster', 'deploy', 'jobs', 'attach', 'stop', 'pull', 'resume', 'export', 'resize'];
+
 /** The `shoal` command line: each command lives in ./commands; this file only dispatches. */
 async function main(): Promise<void> {
   const [command, ...given] = process.argv.slice(2);
   const rest = joinNegativeValues(given);
-  if (command && command !== 'cluster' && rest.some((a) => a === '--help' || a === '-h')) {
+  if (COMMANDS.includes(command) && command !== 'cluster' && rest.some((a) => a === '--help' || a === '-h')) {
     process.stdout.write(usageOf(command) + '\n');
     return;
   }
@@ -78,11 +81,20 @@ async function main(): Promise<void> {
     return command === 'train' ? runTrain(values) : printPresetPlan(values);
   }
   if (command === 'models') {
+    parseArgs({ args: rest, options: {}, allowPositionals: false });
     for (const m of zooEntries()) process.stdout.write(`${m.name.padEnd(14)} ${String(m.params).padStart(13)} params  ${m.description}\n`);
     return;
   }
-  process.stdout.write(USAGE + '\n');
-  if (command && command !== 'help' && command !== '--help') process.exit(2);
+  if (!command || command === 'help' || command === '--help' || command === '-h') {
+    process.stdout.write(USAGE + '\n');
+    return;
+  }
+  failUsage(`unknown command "${command}". The commands are ${COMMANDS.join(', ')}; \`shoal --help\` shows what each does.`);
 }
 
-main().catch((err: Error) => fail(err.message));
+main().catch((err: Error) => {
+  const command = process.argv[2] ?? '';
+  if (exitCodeFor(err) !== 2) fail(err.message);
+  process.stderr.write(`shoal ${command}: ${(err as { code?: string }).code ? usageMessage(command, err) : err.message}\n`);
+  process.exit(2);
+});

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { checkWeightFiles } from '../wire/layersModelFile.js';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
@@ -29,19 +30,34 @@ export function loadModel(ref: string): ModelGraph {
   return readModelFile(file).graph;
 
   function readModelFile(path: string): { document: unknown; graph: ModelGraph } {
+    const stat = statSync(path);
+    if (stat.isDirectory()) throw new Error(`Model file ${path} is a folder. Pass the model.json in it (${join(path, 'model.json')}), or a built-in model.`);
     // Refused by size before it is read: a parsed document takes several times its bytes.
-    const bytes = statSync(path).size;
+    const bytes = stat.size;
     if (bytes > LIMITS.fileBytes) throw new Error(`Model file ${path} is ${(bytes / 2 ** 20).toFixed(1)} MiB; Shoal reads model files (the topology, not the weights) of at most ${LIMITS.fileBytes / 2 ** 20} MiB.`);
-    const text = readFileSync(path, 'utf8');
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (err) {
+      throw new Error(`Cannot read model file ${path}: ${(err as Error).message}. Check that the file is readable.`);
+    }
     let doc: unknown;
     try {
       doc = JSON.parse(text);
     } catch (err) {
       throw new Error(`Model file ${path} is not valid JSON (${(err as Error).message}).`);
     }
-    const { graph, diagnostics } = importKerasModel(doc);
+    let imported: ReturnType<typeof importKerasModel>;
+    try {
+      imported = importKerasModel(doc);
+    } catch (err) {
+      throw new Error(`Model file ${path}: ${(err as Error).message}`);
+    }
+    const { graph, diagnostics } = imported;
     const errors = diagnostics.filter((d) => d.severity === 'error');
     if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
+    // The weights it names are checked (place and size) before any job starts, not read.
+    if (isRecord(doc)) checkWeightFiles(doc, dirname(path), path);
     return { document: doc, graph: { ...graph, source: { modelFile: path } } };
   }
 }
@@ -49,4 +65,8 @@ export function loadModel(ref: string): ModelGraph {
 /** The model document of an imported model (for its training_config), or undefined for a zoo model. */
 export function modelDocument(graph: ModelGraph): unknown {
   return graph.source ? JSON.parse(readFileSync(graph.source.modelFile, 'utf8')) : undefined;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -1,5 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { syncFolder, writeNewFileDurably } from './durableFiles.js';
 
 /**
@@ -66,7 +66,7 @@ export function readLayersModelDocument(doc: Record<string, unknown>, baseDir: s
       throw new Error(`Model file ${source}: weightsManifest group ${g + 1} needs "paths" (strings) and "weights" (a list). Save the model again with model.save().`);
     }
     const specs = group.weights.map((w: unknown) => checkSpec(w, source));
-    const files = (group.paths as string[]).map((p) => resolve(baseDir, p));
+    const files = (group.paths as string[]).map((p) => weightFileIn(baseDir, p, source));
     const expected = groupBytes(specs);
     const bytes = readGroup(files, source, expected);
     let offset = 0;
@@ -186,16 +186,75 @@ function checkSpec(w: unknown, source: string): Spec {
   return spec;
 }
 
-function readGroup(files: string[], source: string, expected: number): Buffer {
-  const buffers = files.map((file) => {
-    if (!existsSync(file)) throw new Error(`Weight file ${file} (listed in ${source}) is missing. Copy every .bin that model.save() wrote next to model.json.`);
-    return readFileSync(file);
-  });
-  const bytes = Buffer.concat(buffers);
-  if (bytes.length < expected) {
-    throw new Error(`Weight file ${files.join(' + ')} (for ${source}) is truncated: expected ${expected} bytes, found ${bytes.length}. Copy the .bin again or save the model again.`);
+/** Whether `path` lies inside `dir` (both resolved): not the folder itself, not above it. */
+function isInside(dir: string, path: string): boolean {
+  const rel = relative(dir, path);
+  return rel !== '' && !rel.startsWith(`..${sep}`) && rel !== '..' && !isAbsolute(rel);
+}
+
+/**
+ * The file a manifest path names, which must lie in the model's folder (or a folder below it): a
+ * relative path without `..`, that is no link out of the folder either. So a shared model.json can
+ * never make Shoal read — and train on, and export — another file of the user's.
+ */
+export function weightFileIn(baseDir: string, path: string, source: string): string {
+  const folder = resolve(baseDir);
+  const refuse = (why: string) =>
+    new Error(`Model file ${source} names the weights file ${JSON.stringify(path)}, which ${why}; Shoal reads only weights in the model's folder ${folder}. Copy the .bin files beside model.json and name them by file name (as model.save() does).`);
+  if (path === '' || path.includes('\0')) throw refuse('is not a file name');
+  if (isAbsolute(path)) throw refuse('is an absolute path');
+  if (path.split(/[\\/]/).includes('..')) throw refuse('climbs out of the folder (..)');
+  const file = resolve(folder, path);
+  if (!isInside(folder, file)) throw refuse('lies outside the folder');
+  let real: string;
+  try {
+    real = realpathSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw new Error(`Weight file ${file} (listed in ${source}) is missing. Copy every .bin that model.save() wrote next to model.json.`);
+    }
+    throw new Error(`Cannot read weight file ${file} (listed in ${source}): ${(err as Error).message}. Check that the file is readable.`);
   }
+  if (!isInside(realpathSync(folder), real)) throw refuse(`is a link to ${real}, outside the folder`);
+  if (!statSync(real).isFile()) throw refuse('is not a regular file');
+  return file;
+}
+
+/**
+ * Check, without reading them, that the weights files a model document names lie in `baseDir` and
+ * hold exactly the bytes its manifest needs: what reading the model would refuse, found before a job
+ * starts.
+ */
+export function checkWeightFiles(doc: Record<string, unknown>, baseDir: string, source: string): void {
+  for (const group of manifestGroupBytes(doc, source)) {
+    checkGroupSize(group.paths.map((p) => weightFileIn(baseDir, p, source)), source, group.bytes);
+  }
+}
+
+function checkGroupSize(files: string[], source: string, expected: number): void {
+  const found = files.reduce((n, file) => n + statSync(file).size, 0);
+  if (found < expected) {
+    throw new Error(`Weight file ${files.join(' + ')} (for ${source}) is truncated: expected ${expected} bytes, found ${found}. Copy the .bin again or save the model again.`);
+  }
+  if (found > expected) {
+    throw new Error(`Weight file ${files.join(' + ')} (for ${source}) holds ${found} bytes, ${found - expected} more than the ${expected} its weightsManifest needs: it is not the .bin saved with this model.json. Copy the right .bin or save the model again.`);
+  }
+}
+
+/** A group's files, concatenated: exactly the bytes its weights need (sizes are checked before reading). */
+function readGroup(files: string[], source: string, expected: number): Buffer {
+  checkGroupSize(files, source, expected);
+  const bytes = Buffer.concat(files.map((file) => readWeightFile(file, source)));
+  if (bytes.length !== expected) throw new Error(`Weight file ${files.join(' + ')} (for ${source}) changed while it was read. Try again.`);
   return bytes;
+}
+
+function readWeightFile(file: string, source: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    throw new Error(`Cannot read weight file ${file} (listed in ${source}): ${(err as Error).message}. Check that the file is readable.`);
+  }
 }
 
 /** tfjs-core io_utils.decodeWeight, to float32 values. */

@@ -94,7 +94,8 @@ describe('run folders and checkpoints', () => {
       mkdirSync(checkpoints);
       chmodSync(checkpoints, 0o555);
     }
-    const result = shoal(['train', '--model', 'mlp', '--cluster', 'local:1', '--steps', '2', '--checkpoint-every', '1', '--out', run, '--json']);
+    // The folder holds something (the checkpoints folder): --overwrite lets the run use it.
+    const result = shoal(['train', '--model', 'mlp', '--cluster', 'local:1', '--steps', '2', '--checkpoint-every', '1', '--out', run, '--overwrite', '--json']);
     expect(result.status).toBe(1);
     const logged = events(result.stdout);
     // The mid-job failure is reported at once, and training goes on.

@@ -239,7 +239,9 @@ export const faultScenarios: FaultScenario[] = [
         mkdirSync(checkpoints);
         chmodSync(checkpoints, 0o555);
       }
-      return startShoal(['train', '--model', 'mlp', '--cluster', 'local:1', '--steps', '2', '--checkpoint-every', '1', '--out', run], join(ctx.root, 'data'), run).exited;
+      // The folder holds something (the checkpoints folder): --overwrite lets the run use it.
+      const args = ['train', '--model', 'mlp', '--cluster', 'local:1', '--steps', '2', '--checkpoint-every', '1', '--out', run, '--overwrite'];
+      return startShoal(args, join(ctx.root, 'data'), run).exited;
     },
     check: async (r) => [
       ...(r.exitCode === 1 ? [] : [`exit ${r.exitCode}, not 1`]),

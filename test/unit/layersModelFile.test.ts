@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs-core';
 import '@tensorflow/tfjs-backend-cpu';
 import '@tensorflow/tfjs-core/dist/public/chained_ops/register_all_chained_ops';
 import * as tfl from '@tensorflow/tfjs-layers';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -206,6 +206,51 @@ describe('broken files', () => {
     const dir = await savedCopy('missing');
     unlinkSync(join(dir, 'group1-shard1of2.bin'));
     expect(() => readLayersModel(join(dir, 'model.json'))).toThrow(new RegExp(`Weight file ${join(dir, 'group1-shard1of2.bin')} .*is missing`));
+  });
+
+  it('a .bin longer than the manifest needs is refused with both byte counts', async () => {
+    const dir = await savedCopy('long');
+    const expected = readFileSync(join(dir, 'group1-shard1of2.bin')).length + readFileSync(join(dir, 'group1-shard2of2.bin')).length;
+    appendFileSync(join(dir, 'group1-shard2of2.bin'), Buffer.alloc(8));
+    expect(() => readLayersModel(join(dir, 'model.json'))).toThrow(`holds ${expected + 8} bytes, 8 more than the ${expected} its weightsManifest needs`);
+  });
+
+  /** The saved model with its manifest's first path replaced by `path`. */
+  async function withFirstPath(name: string, path: string): Promise<string> {
+    const dir = await savedCopy(name);
+    const file = join(dir, 'model.json');
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    json.weightsManifest[0].paths[0] = path;
+    writeFileSync(file, JSON.stringify(json));
+    return file;
+  }
+
+  it('a manifest path out of the model folder (.., absolute, a link out) is refused before anything is read', async () => {
+    const outside = join(work, 'secret.bin');
+    writeFileSync(outside, Buffer.alloc(37));
+    const climbing = await withFirstPath('climb', '../secret.bin');
+    expect(() => readLayersModel(climbing)).toThrow(`Model file ${climbing} names the weights file "../secret.bin", which climbs out of the folder (..); Shoal reads only weights in the model's folder`);
+    const absolute = await withFirstPath('absolute', outside);
+    expect(() => readLayersModel(absolute)).toThrow(`"${outside}", which is an absolute path`);
+    const linked = await withFirstPath('link', 'group1-shard1of2.bin');
+    unlinkSync(join(linked, '..', 'group1-shard1of2.bin'));
+    symlinkSync(outside, join(linked, '..', 'group1-shard1of2.bin'));
+    expect(() => readLayersModel(linked)).toThrow(`which is a link to ${outside}, outside the folder`);
+    const itself = await withFirstPath('folder', '.');
+    expect(() => readLayersModel(itself)).toThrow(/"\.", which lies outside the folder/);
+  });
+
+  it('a manifest path into a folder below model.json, or a link inside the folder, is read', async () => {
+    const file = await withFirstPath('below', 'shards/group1-shard1of2.bin');
+    const dir = join(file, '..');
+    mkdirSync(join(dir, 'shards'));
+    renameSync(join(dir, 'group1-shard1of2.bin'), join(dir, 'shards', 'group1-shard1of2.bin'));
+    expect(readLayersModel(file).weightNames.length).toBeGreaterThan(0);
+    symlinkSync('shards/group1-shard1of2.bin', join(dir, 'inside-link.bin'));
+    const json = JSON.parse(readFileSync(file, 'utf8'));
+    json.weightsManifest[0].paths[0] = 'inside-link.bin';
+    writeFileSync(file, JSON.stringify(json));
+    expect(readLayersModel(file).weightNames.length).toBeGreaterThan(0);
   });
 
   it('bad JSON, a missing file, a missing modelTopology; topology-only files have null weights', () => {

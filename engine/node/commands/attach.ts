@@ -5,6 +5,7 @@ import { findDeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { jobEventWriter, processIo } from './jobIo.js';
 import { detachOnInterrupt } from './detachHint.js';
+import { onePositional, reportCommandError } from './usage.js';
 
 /**
  * `shoal attach <job> [--json] [--no-follow]`: the job's whole history, then live events until it ends.
@@ -13,8 +14,8 @@ import { detachOnInterrupt } from './detachHint.js';
 export async function runAttachCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
     const { values, positionals } = parseArgs({ args, options: { json: { type: 'boolean' }, 'no-follow': { type: 'boolean' }, verbose: { type: 'boolean' } }, allowPositionals: true });
-    if (positionals.length !== 1) throw new Error('Usage: shoal attach <job> [--json] [--no-follow]   (job ids: shoal jobs)');
-    const { record } = findDeployRecord(positionals[0]);
+    const target = onePositional(positionals, 'the job to attach to', 'Usage: shoal attach <job> [--json] [--no-follow]   (job ids: shoal jobs)');
+    const { record } = findDeployRecord(target);
     const launcher = launcherFor(record);
     const follow = values['no-follow'] !== true;
     const release = follow ? detachOnInterrupt(record.jobId, io) : () => {};
@@ -27,7 +28,6 @@ export async function runAttachCommand(args: string[], io: CommandIo = processIo
       launcher.close();
     }
   } catch (err) {
-    io.err(`shoal attach: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('attach', err, io);
   }
 }

@@ -1,5 +1,7 @@
+import { UsageError } from './usage.js';
+
 /** A `shoal cluster …` command line that is wrong as typed: the command prints its usage and exits 2. */
-export class UsageError extends Error {}
+export { UsageError };
 
 /** A cluster's name as typed on the command line, checked: letters, digits, dot, dash and underscore. */
 export function clusterName(name: string | undefined): string {

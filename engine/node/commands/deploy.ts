@@ -21,14 +21,19 @@ import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, runLength, TRAIN_OPTIONS } from './train.js';
 import { intOption } from './optionValues.js';
 import { detachOnInterrupt } from './detachHint.js';
+import { reportCommandError } from './usage.js';
 
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
               [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
                                    start a job on SSH hosts or a Slurm cluster; it keeps running without this command`;
 
+// A deployed job's run folder is always its own under the runs folder, where jobs, attach and pull find
+// it: --out and --overwrite are shoal train's, and refused here as unknown options.
+const { out: _out, overwrite: _overwrite, ...TRAIN_OPTIONS_BUT_OUT } = TRAIN_OPTIONS;
+
 const OPTIONS = {
-  ...TRAIN_OPTIONS,
+  ...TRAIN_OPTIONS_BUT_OUT,
   'eval-every': { type: 'string' },
   'data-on-hosts': { type: 'string' },
   'trust-new': { type: 'boolean' },
@@ -104,8 +109,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       release();
     }
   } catch (err) {
-    io.err(`shoal deploy: ${(err as Error).message}\n`);
-    return (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ? 2 : 1;
+    return reportCommandError('deploy', err, io);
   } finally {
     queue?.release();
     launcher?.close();

@@ -3,6 +3,7 @@ import type { CommandIo } from './commandIo.js';
 import { exportWeights } from '../export/exportWeights.js';
 import { processIo } from './jobIo.js';
 import { pullNewestCheckpoint } from '../jobs/pullCheckpoint.js';
+import { onePositional, reportCommandError } from './usage.js';
 
 export const EXPORT_USAGE = 'shoal export <run | run folder | checkpoint> [--out DIR] [--json]     trained weights in tfjs format (model.json + weights)';
 
@@ -10,10 +11,10 @@ export const EXPORT_USAGE = 'shoal export <run | run folder | checkpoint> [--out
 export async function runExportCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
     const { positionals, values } = parseArgs({ args, options: { out: { type: 'string' }, json: { type: 'boolean' } }, allowPositionals: true });
-    if (positionals.length !== 1) throw new Error(`Usage: ${EXPORT_USAGE}`);
+    const target = onePositional(positionals, 'the run, run folder or checkpoint to export', `Usage: ${EXPORT_USAGE}`);
     // A deployed job's checkpoints are on its head host: the newest comes home first.
-    await pullNewestCheckpoint(positionals[0], (line) => io.err(`shoal: ${line}\n`));
-    const result = exportWeights(positionals[0], values.out);
+    await pullNewestCheckpoint(target, (line) => io.err(`shoal: ${line}\n`));
+    const result = exportWeights(target, values.out);
     if (values.json) io.out(JSON.stringify(result) + '\n');
     else {
       io.out(`exported ${result.model} at step ${result.step} (${(result.bytes / 1e6).toFixed(2)} MB of weights) to ${result.dir}\n`);
@@ -21,7 +22,6 @@ export async function runExportCommand(args: string[], io: CommandIo = processIo
     }
     return 0;
   } catch (err) {
-    io.err(`shoal export: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('export', err, io);
   }
 }

@@ -3,3 +3,9 @@ export function fail(message: string): never {
   process.stderr.write(`shoal: ${message}\n`);
   process.exit(1);
 }
+
+/** The same for a command line wrong as typed (unknown command or option, an argument too many): exit 2. */
+export function failUsage(message: string): never {
+  process.stderr.write(`shoal: ${message}\n`);
+  process.exit(2);
+}

@@ -9,6 +9,7 @@ import { processIo } from './jobIo.js';
 import { errorsOncePerHost } from './hostErrorsOnce.js';
 import { queueState } from '../deploy/slurm/allocation.js';
 import type { DeployedJobSummary } from '../../protocol/deploy.js';
+import { reportCommandError } from './usage.js';
 
 /** What `shoal jobs` prints per job; the studio's listing adds whether it follows the job. */
 export type JobSummary = Omit<DeployedJobSummary, 'attached'>;
@@ -80,7 +81,6 @@ export async function runJobsCommand(args: string[], io: CommandIo = processIo):
     else for (const s of summaries) io.out(`${s.jobId}  ${s.state.padEnd(8)}  ${s.cluster}  ${s.model}  ${s.createdAt}  ${s.detail}\n`);
     return 0;
   } catch (err) {
-    io.err(`shoal jobs: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('jobs', err, io);
   }
 }

@@ -4,6 +4,7 @@ import type { CommandIo } from './commandIo.js';
 import { connectPrompts } from './connectPrompts.js';
 import { findDeployRecord } from '../jobs/deployRecord.js';
 import { processIo } from './jobIo.js';
+import { onePositional, reportCommandError } from './usage.js';
 
 export const PULL_USAGE = 'shoal pull <job> [--host H[,H…]] [--trust-new] [--json]             copy a deployed run\'s folder (checkpoints, profile, events, logs) here';
 
@@ -18,8 +19,8 @@ const MARK: Record<PullEvent['status'], string> = { running: '…', progress: ''
 export async function runPullCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
     const { values, positionals } = parseArgs({ args, options: { host: { type: 'string' }, json: { type: 'boolean' }, 'trust-new': { type: 'boolean' } }, allowPositionals: true });
-    if (positionals.length !== 1) throw new Error(`Usage: ${PULL_USAGE}   (job ids: shoal jobs)`);
-    const { record, runDir } = findDeployRecord(positionals[0]);
+    const target = onePositional(positionals, 'the job to pull', `Usage: ${PULL_USAGE}   (job ids: shoal jobs)`);
+    const { record, runDir } = findDeployRecord(target);
     const known = record.launcher === 'local' ? ['localhost'] : record.launcher === 'slurm' ? [record.head] : record.hosts.map((h) => h.alias);
     const hosts = values.host?.split(',').map((h) => h.trim());
     const unknown = hosts?.filter((h) => !known.includes(h)) ?? [];
@@ -38,7 +39,6 @@ export async function runPullCommand(args: string[], io: CommandIo = processIo):
     else io.out(`job ${record.jobId}: ${copied} file${copied === 1 ? '' : 's'} copied (${(bytes / 1024 ** 2).toFixed(1)} MiB), ${results.reduce((n, r) => n + r.unchanged, 0)} already here, from ${results.length} host${results.length === 1 ? '' : 's'} into ${runDir}\n`);
     return failed.length ? 1 : 0;
   } catch (err) {
-    io.err(`shoal pull: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('pull', err, io);
   }
 }

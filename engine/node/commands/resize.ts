@@ -8,6 +8,7 @@ import { resizeDeployedJob, type HostAgents } from '../jobs/resizeDeployedJob.js
 import { findRunningJob, resizeRunningJob } from '../jobs/resizeRunningJob.js';
 import { describeEvent } from './eventPrinter.js';
 import { prepareProgress, processIo } from './jobIo.js';
+import { onePositional, reportCommandError } from './usage.js';
 
 export const RESIZE_USAGE = 'shoal resize <job|run folder> [--add local[:N] | <host>[:N],…] [--remove <rank>[,<rank>…]] [--trust-new] [--json]   add or release agents of a running job';
 
@@ -40,17 +41,17 @@ export function parseRemove(value: string | undefined): number[] {
 export async function runResizeCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
     const { values, positionals } = parseArgs({ args, options: { add: { type: 'string' }, remove: { type: 'string' }, json: { type: 'boolean' }, 'trust-new': { type: 'boolean' } }, allowPositionals: true });
-    if (positionals.length !== 1) throw new Error(`Usage: ${RESIZE_USAGE}`);
+    const target = onePositional(positionals, 'the job or run folder to resize', `Usage: ${RESIZE_USAGE}`);
     const add = parseAdd(values.add);
     const remove = parseRemove(values.remove);
     if (add.length === 0 && remove.length === 0) throw new Error(`Nothing to do. Usage: ${RESIZE_USAGE}`);
-    const deployed = deployedJob(positionals[0]);
+    const deployed = deployedJob(target);
     if (deployed) {
       const { membership } = await resizeDeployedJob(deployed.record, deployed.runDir, { add, remove }, { ...connectPrompts(io, values['trust-new'] === true), onProgress: (line) => io.err(line + '\n'), onPrepare: prepareProgress(io, Math.max(...add.map((h) => h.host.length))) });
       io.out(values.json ? JSON.stringify(membership) + '\n' : `${describeEvent(membership)}\n`);
       return 0;
     }
-    const job = findRunningJob(positionals[0]);
+    const job = findRunningJob(target);
     const remoteHost = add.find((a) => a.host !== 'local');
     if (remoteHost) {
       throw new Error(`--add ${remoteHost.host}: job ${job.record.jobId} was started with \`shoal train\` (or the studio) on this machine, and its coordinator listens on 127.0.0.1 only; add agents here with --add local[:N], or deploy with \`shoal deploy\` to grow a job onto SSH hosts.`);
@@ -59,8 +60,7 @@ export async function runResizeCommand(args: string[], io: CommandIo = processIo
     io.out(values.json ? JSON.stringify(membership) + '\n' : `${describeEvent(membership)}\n`);
     return 0;
   } catch (err) {
-    io.err(`shoal resize: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('resize', err, io);
   }
 }
 

@@ -12,6 +12,7 @@ import { eventPrinter } from './eventPrinter.js';
 import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { intOption, localClusterOption } from './optionValues.js';
 import { runLength } from './train.js';
+import { onePositional } from './usage.js';
 
 export const RESUME_USAGE = `shoal resume <run-id | run folder | file.ckpt> [--cluster local:N] [--plan pp2-dp2]
              [--steps S | --epochs E] [--checkpoint-every N] [--json]`;
@@ -34,13 +35,13 @@ export async function runResume(args: string[]): Promise<void> {
     },
     allowPositionals: true,
   });
-  if (positionals.length !== 1) throw new Error(`Give one run to resume.\nUsage: ${RESUME_USAGE}`);
+  const target = onePositional(positionals, 'the run to resume (a run id, run folder or checkpoint file)', `Usage: ${RESUME_USAGE}`);
   // Checked before the checkpoint is read: "--steps abc" is an error, never NaN steps.
   const length = runLength(values);
   const checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
   // A deployed job's checkpoints are on its head host: the newest comes home first.
-  await pullNewestCheckpoint(positionals[0], (line) => process.stderr.write(`shoal: ${line}\n`));
-  const point = findResumePoint(positionals[0]);
+  await pullNewestCheckpoint(target, (line) => process.stderr.write(`shoal: ${line}\n`));
+  const point = findResumePoint(target);
   const { header } = readCheckpoint(point.checkpoint);
   const model = loadModel(header.model);
   const training = point.record?.training;

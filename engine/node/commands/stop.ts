@@ -4,6 +4,7 @@ import { findDeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { stopDeployedJob } from '../jobs/stopDeployedJob.js';
 import { processIo } from './jobIo.js';
+import { onePositional, reportCommandError } from './usage.js';
 
 export const STOP_USAGE = 'shoal stop <job> [--now]                                          save a checkpoint, then end the job on every host (--now: at once)';
 
@@ -15,8 +16,8 @@ export const STOP_USAGE = 'shoal stop <job> [--now]                             
 export async function runStopCommand(args: string[], io: CommandIo = processIo): Promise<number> {
   try {
     const { positionals, values } = parseArgs({ args, options: { now: { type: 'boolean' } }, allowPositionals: true });
-    if (positionals.length !== 1) throw new Error(`Usage: ${STOP_USAGE}   (job ids: shoal jobs)`);
-    const { record } = findDeployRecord(positionals[0]);
+    const target = onePositional(positionals, 'the job to stop', `Usage: ${STOP_USAGE}   (job ids: shoal jobs)`);
+    const { record } = findDeployRecord(target);
     const launcher = launcherFor(record);
     try {
       const id = record.jobId;
@@ -36,7 +37,6 @@ export async function runStopCommand(args: string[], io: CommandIo = processIo):
       launcher.close();
     }
   } catch (err) {
-    io.err(`shoal stop: ${(err as Error).message}\n`);
-    return 1;
+    return reportCommandError('stop', err, io);
   }
 }

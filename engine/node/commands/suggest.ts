@@ -14,7 +14,7 @@ import { executionSupport } from '../../plan/executionSupport.js';
 import { formatSuggestions } from '../../planner/formatSuggestions.js';
 import { SAMPLES_PER_DEVICE, suggestPlans } from '../../planner/suggestPlans.js';
 import { defaultLocalAgents } from '../jobs/localJob.js';
-import { fail } from './fail.js';
+import { fail, failUsage } from './fail.js';
 import { readJsonFile } from './inputFiles.js';
 import { intOption, localClusterOption } from './optionValues.js';
 
@@ -48,7 +48,7 @@ function planCommandArgs(args: string[]): SuggestArgs {
       allowPositionals: false,
     }));
   } catch (err) {
-    fail(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--json]`);
+    failUsage(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--json]`);
   }
   const positive = (key: string): number | undefined => {
     try {
@@ -84,7 +84,13 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
   let model: ModelGraph;
   let diagnostics: string | undefined;
   if (isFile(modelArg)) {
-    const imported = importKerasModel(readJson(modelArg, 'model'));
+    const document = readJson(modelArg, 'model');
+    let imported: ReturnType<typeof importKerasModel>;
+    try {
+      imported = importKerasModel(document);
+    } catch (err) {
+      fail(`Model file ${modelArg}: ${(err as Error).message}`);
+    }
     // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
     model = { ...imported.graph, source: { modelFile: resolve(modelArg) } };
     // A model that did not import cleanly would be planned from a partial graph (and priced at NaN%).

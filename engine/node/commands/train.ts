@@ -10,10 +10,11 @@ import { DEFAULT_OPTIMIZER, presetPlan } from '../../plan/presets.js';
 import { validatePlan } from '../../plan/validate.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { eventPrinter } from './eventPrinter.js';
-import { fail } from './fail.js';
+import { fail, failUsage } from './fail.js';
 import { checkpointOnInterrupt, exitIfInterrupted } from './interrupt.js';
 import { readJsonFile } from './inputFiles.js';
-import { intOption, localClusterOption, numberOption } from './optionValues.js';
+import { intOption, localClusterOption, numberOption, OptionError } from './optionValues.js';
+import { assertRunFolderUsable } from '../jobs/runFolderGuard.js';
 import { planFileConflicts } from './planFileFlags.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
@@ -22,7 +23,8 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
             [--loss NAME] [--optimizer sgd|momentum|adam|adamw|rmsprop|adagrad] [--lr X] [--momentum M] [--nesterov]
             [--weight-decay W] [--shuffle true|false] [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
             [--epochs E | --steps S] [--batch B] [--micro-batches M] [--seed N] [--schedule gpipe|1f1b|async]
-            [--zero 0|1|2] [--recompute] [--clip-norm X] [--out DIR] [--eval-every N] [--checkpoint-every N] [--json]
+            [--zero 0|1|2] [--recompute] [--clip-norm X] [--out DIR [--overwrite]] [--eval-every N]
+            [--checkpoint-every N] [--json]
 
   --model      a built-in model (shoal models) or a tfjs LayersModel's model.json (its weights .bin beside it
                are the starting point; trainable: false layers stay frozen)
@@ -36,6 +38,8 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
   --loss       categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mse, mae
                (default: the model file's training_config, else inferred from the output and its head)
   --shuffle false        take batches in file order (Keras's shuffle=False); default: a seeded order per epoch
+  --out DIR    the run's folder: new or empty (an earlier run there is refused, naming it and how to resume it)
+  --overwrite  replace the earlier run in --out (its records and checkpoints; other files there stay)
   --eval-every N         evaluate the validation set every N steps (default: once per epoch; always after the last)`;
 
 export const TRAIN_OPTIONS = {
@@ -55,6 +59,7 @@ export const TRAIN_OPTIONS = {
   'clip-norm': { type: 'string' },
   json: { type: 'boolean' },
   out: { type: 'string' },
+  overwrite: { type: 'boolean' },
   'checkpoint-every': { type: 'string' },
   'eval-every': { type: 'string' },
   ...TRAINING_OPTIONS,
@@ -63,7 +68,14 @@ export const TRAIN_OPTIONS = {
 
 export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')))): Plan {
   if (values['plan-file']) {
-    const plan = parsePlan(readJsonFile(String(values['plan-file']), 'plan'));
+    const file = String(values['plan-file']);
+    let plan: Plan;
+    try {
+      plan = parsePlan(readJsonFile(file, 'plan'));
+    } catch (err) {
+      const message = (err as Error).message;
+      throw new Error(message.includes(file) ? message : `--plan-file ${file}: ${message}`);
+    }
     // A flag beside --plan-file that says otherwise is refused rather than silently ignored.
     const conflicts = planFileConflicts(values, plan, modelRef(model));
     if (conflicts.length) throw new Error(`--plan-file ${String(values['plan-file'])} and the options disagree:\n  ${conflicts.join('\n  ')}\nDrop those options, or edit the plan file.`);
@@ -96,6 +108,20 @@ export function runLength(values: TrainValues): { steps?: number; epochs?: numbe
   return steps !== undefined ? { steps } : { epochs: epochs ?? 5 };
 }
 
+/** --out (checked as the job will use it: runFolderGuard.ts) and --overwrite, which needs it. */
+export function runFolderOption(values: TrainValues): string | undefined {
+  if (values.out === undefined) {
+    if (values.overwrite) throw new OptionError('--overwrite replaces the run in --out DIR: give --out too.');
+    return undefined;
+  }
+  if (typeof values.out !== 'string' || values.out.trim() === '') {
+    throw new OptionError('--out is empty: give the folder for the run (new or empty), or leave --out out for one under the runs folder.');
+  }
+  const dir = resolve(values.out);
+  assertRunFolderUsable(dir, { overwrite: values.overwrite === true });
+  return dir;
+}
+
 /** `shoal train`: run a plan on local agents, printing events (JSON lines with --json). */
 export async function runTrain(values: TrainValues): Promise<void> {
   if (values.help) {
@@ -109,9 +135,11 @@ export async function runTrain(values: TrainValues): Promise<void> {
   let checkpointEverySteps: number | undefined;
   let evalEverySteps: number | undefined;
   let cluster: ReturnType<typeof localClusterOption>;
+  let runDir: string | undefined;
   try {
     // Every option is checked before the model is read or any process starts.
     length = runLength(values);
+    runDir = runFolderOption(values);
     checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
     evalEverySteps = intOption(values, 'eval-every', { example: '50' });
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
@@ -135,7 +163,8 @@ export async function runTrain(values: TrainValues): Promise<void> {
     agents: cluster.agents,
     epochs,
     steps,
-    runDir: values.out === undefined ? undefined : resolve(String(values.out)),
+    runDir,
+    overwrite: values.overwrite === true,
     checkpointEverySteps,
     evalEverySteps,
     onEvent: (event) => {
@@ -161,11 +190,16 @@ export async function runTrain(values: TrainValues): Promise<void> {
   }
 }
 
+/** Options of shoal train that say how to run a job, which printing a plan has no use for. */
+const TRAIN_ONLY_OPTIONS = ['epochs', 'steps', 'out', 'overwrite', 'checkpoint-every', 'eval-every'] as const;
+
 /** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
 export function printPresetPlan(values: TrainValues): void {
   let model: ModelGraph;
   let plan: Plan;
   let cluster: ReturnType<typeof localClusterOption>;
+  const trainOnly = TRAIN_ONLY_OPTIONS.filter((key) => values[key] !== undefined);
+  if (trainOnly.length) failUsage(`shoal plan prints and checks a plan; ${trainOnly.map((k) => `--${k}`).join(', ')} ${trainOnly.length > 1 ? 'are' : 'is'} for shoal train. Drop ${trainOnly.length > 1 ? 'them' : 'it'}.`);
   try {
     model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
     plan = buildPlan(values, model);

@@ -1,4 +1,5 @@
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { prepareExportFolder } from './exportFolder.js';
 import { join, resolve } from 'node:path';
 import { readCheckpoint, type CheckpointHeader } from '../../wire/checkpointFile.js';
 import { kerasTopology } from '../../model/export/kerasTopology.js';
@@ -22,7 +23,9 @@ export const WEIGHTS_FILE = 'group1-shard1of1.bin';
 export function exportWeights(target: string, outDir?: string, generatedBy = 'shoal 0.1.0'): WeightsExport {
   const { checkpoint, runDir } = findResumePoint(target);
   const { header, body } = readCheckpoint(checkpoint);
+  if (outDir !== undefined && outDir.trim() === '') throw new Error('--out is empty: give the folder to export into, or leave --out out for tfjs-model in the run folder.');
   const dir = resolve(outDir ?? join(runDir ?? '.', 'tfjs-model'));
+  prepareExportFolder(dir);
   if (isModelFile(header.model)) return exportImported(header, body, checkpoint, dir, generatedBy);
   const graph = zooModel(header.model);
   const { topology, weights } = kerasTopology(graph, generatedBy);
@@ -40,7 +43,6 @@ export function exportWeights(target: string, outDir?: string, generatedBy = 'sh
     data.set(body.subarray(tensor.offset, tensor.offset + tensor.length), at);
     at += expected;
   }
-  mkdirSync(dir, { recursive: true });
   const modelJson = {
     format: 'layers-model',
     generatedBy,
@@ -57,8 +59,13 @@ export function exportWeights(target: string, outDir?: string, generatedBy = 'sh
 
 function writeAtomically(file: string, contents: string | Buffer): void {
   const tmp = `${file}.tmp-${process.pid}`;
-  writeFileSync(tmp, contents);
-  renameSync(tmp, file);
+  try {
+    writeFileSync(tmp, contents);
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new Error(`Cannot write ${file}: ${(err as Error).message}. Free space, or choose another folder (--out).`);
+  }
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProce
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { createRunDir } from './runStore.js';
+import { assertRunFolderUsable } from './runFolderGuard.js';
 import { releaseRunLock } from './runLock.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
@@ -32,6 +33,8 @@ export interface DeployOptions {
   runDir?: string;
   /** Continue from this checkpoint: parameters, optimizer state and step. */
   resumeFrom?: string;
+  /** Replace an earlier run in `runDir` (runFolderGuard.ts); without it such a folder is refused. */
+  overwrite?: boolean;
   tuning?: CoordinatorTuning;
   /** Benchmarks and tests: agent i behaves as a device slowdowns[i] times slower. */
   agentSlowdowns?: number[];
@@ -69,8 +72,11 @@ export function placeAgents(targets: readonly LaunchTarget[], agents: number): L
 export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   const { launcher, model, plan } = o;
   const agents = o.agents ?? agentsNeeded(plan);
+  const folderUse = { overwrite: o.overwrite, resuming: o.resumeFrom !== undefined };
   try {
     assertPlanRuns(plan, model, agents);
+    // Before any host is prepared: a run folder that may not be used is refused with nothing done.
+    if (o.runDir !== undefined) assertRunFolderUsable(o.runDir, folderUse);
   } catch (err) {
     throw new DeployError((err as Error).message);
   }
@@ -99,7 +105,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
   // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
   const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
-  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir, o.onWarning);
+  const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir, o.onWarning, folderUse);
   const detached = launcher.detached ?? true;
   // The run folder is this job's from here (runLock.ts). A detached job's folder is guarded while it is
   // deployed; an attached one's until its job ends (the caller releases it), or now if it never starts.

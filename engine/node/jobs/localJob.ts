@@ -34,6 +34,8 @@ export interface LocalJobOptions extends CoordinatorTuning {
   steps?: number;
   /** The run's folder (job.json, checkpoints/); default: a new folder under runsRoot(). */
   runDir?: string;
+  /** Replace an earlier run in `runDir` (runFolderGuard.ts); without it such a folder is refused. */
+  overwrite?: boolean;
   /** Save a checkpoint every this many steps (the last step is always saved). */
   checkpointEverySteps?: number;
   /** Resume from this checkpoint file: parameters, optimizer state and step. */
@@ -130,6 +132,7 @@ export class LocalJob implements StudioJob {
         launcher: this.launcher,
         jobId: this.id,
         runDir: this.runDir,
+        overwrite: o.overwrite,
         model: o.model,
         plan: o.plan,
         training: o.training,

@@ -47,6 +47,18 @@ function readOwner(file: string): RunLockOwner | null {
   }
 }
 
+/** A lock's owner may still run: on another host (which cannot be checked from here), or alive here. */
+function mayBeRunning(owner: RunLockOwner): boolean {
+  return owner.host !== hostname() || processAlive(owner.pid);
+}
+
+/** Throws RunFolderBusyError when a job (this process's included) holds the lock of `dir`. */
+export function assertRunFolderNotBusy(folder: string): void {
+  const dir = resolve(folder);
+  const owner = readOwner(join(dir, RUN_LOCK));
+  if (owner && (held.has(dir) || mayBeRunning(owner))) throw new RunFolderBusyError(dir, owner);
+}
+
 /**
  * Take the lock of run folder `dir` (which must exist) for this process. Throws RunFolderBusyError
  * when a live job holds it; `warn` hears about a stale lock taken over.
@@ -67,7 +79,7 @@ export function acquireRunLock(folder: string, warn: (message: string) => void =
         if (attempt < 2) continue;
         throw new Error(`Run folder ${dir} has a lock file ${file} that is not one Shoal wrote; delete it if no job runs there.`);
       }
-      if (held.has(dir) || owner.host !== me.host || processAlive(owner.pid)) throw new RunFolderBusyError(dir, owner);
+      if (held.has(dir) || mayBeRunning(owner)) throw new RunFolderBusyError(dir, owner);
       warn(`Run folder ${dir} was locked by pid ${owner.pid} on ${owner.host} (since ${owner.since}), which is no longer running; taking it over.`);
       rmSync(file, { force: true });
       continue;

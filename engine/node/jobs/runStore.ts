@@ -7,6 +7,7 @@ import type { DatasetRecord } from '../../protocol/runs.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { datasetRecordOf } from './datasetRecord.js';
 import { acquireRunLock } from './runLock.js';
+import { assertRunFolderUsable, clearEarlierRun, type RunFolderUse } from './runFolderGuard.js';
 
 /**
  * Where runs live on disk: one folder per job with `job.json` (what was asked) and `checkpoints/`.
@@ -32,13 +33,20 @@ export interface RunRecord {
 }
 
 /**
- * Create (or reuse) a run folder and take its lock (runLock.ts) before anything in it is written: a
- * second job on the same folder is refused here, naming the first. The caller releases the lock
- * (releaseRunLock) when its job ends; `warn` hears about a stale lock taken over.
+ * Create a run folder (or reuse the resumed run's, or overwrite an earlier one's when told: see
+ * runFolderGuard.ts) and take its lock (runLock.ts) before anything in it is written: a second job on
+ * the same folder is refused here, naming the first. The caller releases the lock (releaseRunLock)
+ * when its job ends; `warn` hears about a stale lock taken over.
  */
-export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId), warn?: (message: string) => void): string {
-  mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId), warn?: (message: string) => void, use: RunFolderUse = {}): string {
+  assertRunFolderUsable(dir, use);
+  try {
+    mkdirSync(join(dir, 'checkpoints'), { recursive: true });
+  } catch (err) {
+    throw new Error(`Cannot create run folder ${dir}: ${(err as Error).message}. Choose a folder you can write to (--out).`);
+  }
   acquireRunLock(dir, warn);
+  if (use.overwrite && !use.resuming) clearEarlierRun(dir);
   // A resumed run keeps the record it had; a new one fingerprints its data once, here.
   if (!record.dataset) record = { ...record, dataset: datasetRecordOf(record.training) };
   const tmp = join(dir, '.job.json.tmp');
