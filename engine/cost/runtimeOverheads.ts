@@ -16,10 +16,12 @@ export interface RuntimeOverheads {
 }
 
 /**
- * Defaults measured on this runtime (tfjs 4.22, cpu backend, Node 20): a dense-bias-relu call on 4
- * samples takes 0.1–0.2 ms forward and about 4× that forward and backward; the executor's batch
- * gather is 0.17 ms per step (bench/results/executor.json); a 1 KB all-reduce of 2 agents, two
- * messages, 0.085 ms (bench/results/allreduce.json). A backward call counts as two forward calls.
+ * Defaults from measurements of this runtime (tfjs 4.22, cpu backend, Node 20): a dense-bias-relu
+ * call on 4 samples took 0.18 ms forward and 0.84 ms forward and backward on the 2-core development
+ * machine under a load of 9 (other jobs), so an idle core's 0.1 ms is taken, a backward call counting
+ * as two forward ones as its FLOPs do; the executor's batch gather is 0.17 ms per step
+ * (bench/results/executor.json); a 1 KB all-reduce of 2 agents, two messages, takes 0.085 ms
+ * (bench/results/allreduce.json).
  */
 export const DEFAULT_OVERHEADS: RuntimeOverheads = { perLayerCallMs: 0.1, perMicroBatchMs: 0.2, perMessageMs: 0.04 };
 
@@ -30,11 +32,8 @@ export function runtimeOverheads(options: CostOptions): RuntimeOverheads {
   return { ...DEFAULT_OVERHEADS, ...options.overheads };
 }
 
-/** Layer calls of a stage: every layer but the model's inputs. */
-const calls = (f: StageFacts) => f.layers.filter((l) => l.spec.kind !== 'input').length;
-
 /** Fixed milliseconds one micro-batch adds to a stage's forward and backward passes. */
 export function passOverheadMs(f: StageFacts, o: RuntimeOverheads): { forwardMs: number; backwardMs: number } {
-  const n = calls(f);
+  const n = f.layerCalls;
   return { forwardMs: o.perMicroBatchMs + n * o.perLayerCallMs, backwardMs: o.perMicroBatchMs + 2 * n * o.perLayerCallMs };
 }

@@ -12,6 +12,8 @@ export interface GroupCollective {
 /** Per-sample facts of one pipeline stage under a plan's sharding, for one tensor-parallel shard. */
 export interface StageFacts {
   layers: LayerNode[];
+  /** Layers the stage calls in each pass: all but the model's inputs. */
+  layerCalls: number;
   /** FLOPs one shard computes per sample of its replica's micro-batch. */
   forwardFlops: number;
   backwardFlops: number;
@@ -58,6 +60,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   const t = plan.stages[stage].tensorParallel;
   const facts: StageFacts = {
     layers: [],
+    layerCalls: 0,
     forwardFlops: 0,
     backwardFlops: 0,
     params: 0,
@@ -93,6 +96,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   for (const layer of model.layers) {
     if (!ids.has(layer.id)) continue;
     facts.layers.push(layer);
+    if (layer.spec.kind !== 'input') facts.layerCalls += 1;
     facts.nonTrainableParams += layer.nonTrainableParams;
     const sharding = t > 1 ? plan.sharding[layer.id] : undefined;
     const axis = sharding ? splitAxis(sharding.weight) : undefined;

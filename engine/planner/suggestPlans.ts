@@ -40,7 +40,9 @@ const simplicity = (plan: Plan) =>
 /**
  * Recomputation costs one more forward pass and only saves memory: it can be best only where the same
  * plan without it does not fit, so it is tried there and nowhere else (exact, and the search stays small).
+ * One stage gains nothing from it that 1F1B's gradient accumulation does not give without the extra pass.
  */
+const recomputeMayHelp = (plan: Plan) => !plan.recompute && plan.stages.length > 1;
 const recomputed = (plan: Plan): Plan => ({ ...plan, recompute: true });
 /** Step times this close are equal: sums over micro-batches differ only by rounding. */
 const fasterBy = (a: number, b: number) => (Math.abs(a - b) <= 1e-9 * Math.max(a, b) ? 0 : a - b);
@@ -81,7 +83,7 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
   if (options.exhaustive) {
     pairs.forEach(({ layout, knobs }, i) => {
       const plan = buildPlan(model, layout, knobs, basics);
-      const s = price(layout, plan) ?? price(layout, recomputed(plan));
+      const s = price(layout, plan) ?? (recomputeMayHelp(plan) ? price(layout, recomputed(plan)) : undefined);
       if (s) scored.push(s);
       evaluated += 1;
       if (i % 32 === 0) progress(i);
@@ -92,7 +94,7 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
     pairs.forEach(({ layout, knobs }, i) => {
       let plan = buildPlan(model, layout, knobs, basics);
       let e = estimator.estimate(plan, layout);
-      if (!e.fits) e = estimator.estimate((plan = recomputed(plan)), layout);
+      if (!e.fits && recomputeMayHelp(plan)) e = estimator.estimate((plan = recomputed(plan)), layout);
       evaluated += 1;
       if (e.fits && (!options.accept || options.accept(plan))) fitting.push({ layout, knobs, plan, estimateMs: e.stepMs });
       if (i % 256 === 0) progress(i);
