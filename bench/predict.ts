@@ -82,6 +82,8 @@ interface Row {
   computeMs: number;
   exposedCommMs: number;
   bubbleMs: number;
+  /** The calibration's per-step remainder (the coordinator's round trip), apart from the bubble. */
+  fixedOverheadMs: number;
   uncalibratedMs: number;
 }
 
@@ -206,6 +208,7 @@ for (const c of cases) {
     computeMs: predicted.breakdown.computeMs,
     exposedCommMs: predicted.breakdown.exposedCommMs,
     bubbleMs: predicted.breakdown.bubbleMs,
+    fixedOverheadMs: predicted.breakdown.fixedOverheadMs,
     uncalibratedMs: uncalibrated.stepMs,
   });
   console.log(`${c.name}: predicted ${predicted.stepMs.toFixed(1)} ms, measured ${measuredMs.toFixed(1)} ms (trials ${medians.join(' / ')}; ${((performance.now() - started) / 1000).toFixed(0)} s so far)`);
@@ -227,6 +230,7 @@ const columns: Column<Row>[] = [
   { key: 'computeMs', title: 'pred. compute', format: fixed(1) },
   { key: 'exposedCommMs', title: 'pred. comm', format: fixed(1) },
   { key: 'bubbleMs', title: 'pred. bubble', format: fixed(1) },
+  { key: 'fixedOverheadMs', title: 'pred. fixed', format: fixed(1) },
   { key: 'uncalibratedMs', title: 'datasheet ms', format: fixed(1) },
 ];
 const notes = [

@@ -4,6 +4,7 @@ import type { ModelGraph } from '../model/graph.js';
 import type { Placement } from '../plan/placement.js';
 import type { Plan } from '../plan/plan.js';
 import { measuredLink } from './deviceSpeed.js';
+import { DEFAULT_OVERHEADS } from './runtimeOverheads.js';
 import type { CostOptions } from './planCost.js';
 import type { StageFacts } from './stageFacts.js';
 
@@ -21,7 +22,12 @@ export interface CostContext {
 }
 
 export function link(ctx: CostContext, a: number, b: number): { alpha: number; beta: number } {
-  return measuredLink(ctx.options, a, b) ?? linkBetween(ctx.cluster, a, b);
+  const measured = measuredLink(ctx.options, a, b);
+  if (measured) return measured;
+  // A datasheet link's latency is the wire's; the runtime's own cost of a message comes on top.
+  const wire = linkBetween(ctx.cluster, a, b);
+  const perMessageMs = ctx.options.overheads?.perMessageMs ?? DEFAULT_OVERHEADS.perMessageMs;
+  return { alpha: wire.alpha + perMessageMs / 1000, beta: wire.beta };
 }
 
 /** The slowest link of a ring over these devices (the ring moves at its weakest hop). */

@@ -8,6 +8,7 @@ import { p2pSeconds, ringAllGatherSeconds, ringAllReduceSeconds } from './collec
 import { dataParallelRing, devicesOfReplica, link, ringLink, type CostContext } from './costContext.js';
 import { deviceFlops } from './deviceSpeed.js';
 import { deviceMemory } from './deviceMemory.js';
+import { passOverheadMs, runtimeOverheads } from './runtimeOverheads.js';
 import { stepTraffic } from './linkTraffic.js';
 import type { TimelineEvent } from '../protocol/timeline.js';
 import type { CostOptions, PlanCost } from './planCost.js';
@@ -31,6 +32,11 @@ function stageCost(ctx: CostContext, s: number, r: number, shared = 1): StageCos
   // `shared`: how much other agents computing on the same host at the same time slow this stage down.
   let forwardMs = (profiled ? profiled.forward : ((b * f.forwardFlops) / speed) * 1000) * shared;
   let backwardMs = (profiled ? profiled.backward : ((b * f.backwardFlops) / speed) * 1000) * shared;
+  if (!profiled) {
+    const fixed = passOverheadMs(f, runtimeOverheads(ctx.options));
+    forwardMs += fixed.forwardMs;
+    backwardMs += fixed.backwardMs;
+  }
   if (plan.recompute) backwardMs += forwardMs;
 
   const t = plan.stages[s].tensorParallel;
@@ -240,16 +246,19 @@ export function costOfPlan(plan: Plan, model: ModelGraph, cluster: ClusterSpec, 
   const slowest = stages.reduce((a, b) => (b.computeMs + b.exposedCommMs > a.computeMs + a.exposedCommMs ? b : a));
   const devices = ctx.layout.map((p) => deviceMemory(ctx, p));
   const traffic = stepTraffic(ctx, perReplica);
-  // The coordinator's step message and the agents' replies (measured round trip; 0 without a profile).
-  const overheadMs = options.profile?.stepOverheadMs ?? 0;
-  const stepMs = sim.stepMs + overheadMs;
+  // The coordinator's step message and the agents' replies (measured round trip; 0 without a profile):
+  // a fixed cost of every step, not idle time the schedule causes.
+  const fixedOverheadMs = options.profile?.stepOverheadMs ?? 0;
+  const stepMs = sim.stepMs + fixedOverheadMs;
   return {
     stepMs,
     samplesPerSec: plan.globalBatch / (stepMs / 1000),
     breakdown: {
       computeMs: slowest.computeMs,
       exposedCommMs: slowest.exposedCommMs,
-      bubbleMs: Math.max(0, stepMs - slowest.computeMs - slowest.exposedCommMs),
+      // One stage has no pipeline to wait on: what the simulation adds beyond its work is rounding.
+      bubbleMs: plan.stages.length > 1 ? Math.max(0, sim.stepMs - slowest.computeMs - slowest.exposedCommMs) : 0,
+      fixedOverheadMs,
     },
     bubbleFraction: sim.bubbleFraction,
     stages,

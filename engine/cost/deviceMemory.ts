@@ -2,9 +2,18 @@ import { optimizerSlots } from '../plan/optimizerOptions.js';
 import type { Placement } from '../plan/placement.js';
 import type { CostContext } from './costContext.js';
 import type { DeviceCost } from './planCost.js';
+import type { StageFacts } from './stageFacts.js';
 import { zeroModelStateBytes, type OptimizerKind } from './zeroMemory.js';
 import { GRADIENT_BUCKET_BYTES } from '../plan/runtimeConstants.js';
 import { activationsInFlight } from '../plan/scheduleTraits.js';
+
+/**
+ * Bytes one sample leaves for a stage's backward pass: its kept tensors at the activation precision,
+ * its dropout masks as tfjs holds them (float32) or, at 16-bit, one byte each as Megatron does.
+ */
+export function keptBytesPerSample(f: Pick<StageFacts, 'keptValues' | 'keptMasks'>, bytesPerElement: number): number {
+  return f.keptValues * bytesPerElement + f.keptMasks * (bytesPerElement >= 4 ? bytesPerElement : 1);
+}
 
 /** Memory of one device: model state (sharded by ZeRO over the data-parallel group), activations, buffers. */
 export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
@@ -15,9 +24,10 @@ export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
   const state = zeroModelStateBytes(f.params, stage.dataParallel, plan.zero, ctx.options.precision ?? 'fp32', optimizer);
   const parameters = state.parameters + f.nonTrainableParams * bytesPerElement;
   const held = activationsInFlight(plan, place.stage);
+  const kept = keptBytesPerSample(f, bytesPerElement);
   // With recomputation only each micro-batch's stage input is kept, plus one micro-batch's activations
   // rebuilt during its backward pass.
-  const activations = plan.recompute ? (f.liveInBytes * held + f.activationBytes) * b * scale : f.activationBytes * b * held * scale;
+  const activations = plan.recompute ? (f.liveInBytes * scale * held + kept) * b : kept * b * held;
   const bucket = ctx.options.allReduceBucketBytes ?? GRADIENT_BUCKET_BYTES;
   const gradientBytes = f.params * bytesPerElement;
   const buffers = 2 * b * (f.liveInBytes + f.liveOutBytes) * scale + (stage.dataParallel > 1 ? 2 * Math.min(bucket || gradientBytes, gradientBytes) : 0);

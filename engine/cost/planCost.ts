@@ -1,4 +1,5 @@
 import type { TimelineEvent } from '../protocol/timeline.js';
+import type { RuntimeOverheads } from './runtimeOverheads.js';
 
 /** Memory one device needs for a plan, by purpose, in bytes. */
 export interface MemoryBreakdown {
@@ -37,8 +38,12 @@ export interface LinkTraffic {
 export interface PlanCost {
   stepMs: number;
   samplesPerSec: number;
-  /** stepMs = computeMs + exposedCommMs + bubbleMs, taken along the critical (slowest) stage. */
-  breakdown: { computeMs: number; exposedCommMs: number; bubbleMs: number };
+  /**
+   * stepMs = computeMs + exposedCommMs + bubbleMs + fixedOverheadMs, taken along the critical (slowest)
+   * stage. bubbleMs is idle time the pipeline schedule causes (0 with one stage); fixedOverheadMs is
+   * what calibration measured but could not attribute to layers or links (the coordinator's round trip).
+   */
+  breakdown: { computeMs: number; exposedCommMs: number; bubbleMs: number; fixedOverheadMs: number };
   /** Idle share of the pipeline phase across stages: (p−1)/(m+p−1) on uniform synchronous stages. */
   bubbleFraction: number;
   /** Per stage, for the stage editor. */
@@ -106,6 +111,8 @@ export interface CostProfile {
 
 export interface CostOptions {
   profile?: CostProfile;
+  /** The runtime's fixed costs where no profile measured them (engine/cost/runtimeOverheads.ts's defaults). */
+  overheads?: Partial<RuntimeOverheads>;
   /** Bytes per element of weights, gradients and activations; tfjs trains in float32. */
   bytesPerElement?: number;
   /** Hide gradient all-reduce behind the backward pass in buckets of this many bytes (0 = no overlap; default: the agents' GRADIENT_BUCKET_BYTES). */

@@ -12,6 +12,8 @@ export interface GroupCollective {
 /** Per-sample facts of one pipeline stage under a plan's sharding, for one tensor-parallel shard. */
 export interface StageFacts {
   layers: LayerNode[];
+  /** Layers the stage calls in each pass: all but the model's inputs. */
+  layerCalls: number;
   /** FLOPs one shard computes per sample of its replica's micro-batch. */
   forwardFlops: number;
   backwardFlops: number;
@@ -27,8 +29,12 @@ export interface StageFacts {
   /** Bytes (fp32) of tensors entering from earlier stages and leaving to later stages, per sample. */
   liveInBytes: number;
   liveOutBytes: number;
-  /** Bytes of activations one shard keeps for the backward pass, per sample of the replica. */
-  activationBytes: number;
+  /**
+   * Elements one shard keeps for the backward pass, per sample of the replica: tensors at the
+   * activation precision, and dropout masks (engine/model/facts/kept.ts).
+   */
+  keptValues: number;
+  keptMasks: number;
   /** Tensor-parallel collectives per sample of the replica's micro-batch. */
   forwardCollectives: GroupCollective[];
   backwardCollectives: GroupCollective[];
@@ -54,6 +60,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   const t = plan.stages[stage].tensorParallel;
   const facts: StageFacts = {
     layers: [],
+    layerCalls: 0,
     forwardFlops: 0,
     backwardFlops: 0,
     params: 0,
@@ -61,12 +68,18 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
     batchSplitParams: 0,
     liveInBytes: 0,
     liveOutBytes: 0,
-    activationBytes: 0,
+    keptValues: 0,
+    keptMasks: 0,
     forwardCollectives: [],
     backwardCollectives: [],
   };
   const layout = new Map<string, Layout>();
   const bytesOf = (id: string) => byId.get(id)?.activationBytes ?? 0;
+  /** Keep a layer's tensors: its inputs, what it makes and its masks, each split over `inputs`/`rest` shards. */
+  const keep = (layer: LayerNode, inputShare: number, restShare: number) => {
+    facts.keptValues += layer.kept.inputs * inputShare + layer.kept.internal * restShare;
+    facts.keptMasks += layer.kept.masks * restShare;
+  };
   const inputLayout = (id: string): Layout => layout.get(id) ?? (t > 1 ? 'S0' : 'B');
   /** Bring an input to the whole (B) layout, recording the collective in both passes. */
   const gather = (id: string) => {
@@ -83,6 +96,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   for (const layer of model.layers) {
     if (!ids.has(layer.id)) continue;
     facts.layers.push(layer);
+    if (layer.spec.kind !== 'input') facts.layerCalls += 1;
     facts.nonTrainableParams += layer.nonTrainableParams;
     const sharding = t > 1 ? plan.sharding[layer.id] : undefined;
     const axis = sharding ? splitAxis(sharding.weight) : undefined;
@@ -100,7 +114,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
       const share = own === 'B' ? 1 : 1 / t;
       facts.forwardFlops += layer.forwardFlops * share;
       facts.backwardFlops += layer.backwardFlops * share;
-      facts.activationBytes += layer.activationBytes * share;
+      keep(layer, share, share);
       facts.params += layer.params;
       if (own === 'S0' && t > 1) facts.batchSplitParams += layer.params;
       layout.set(layer.id, own);
@@ -115,7 +129,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
       // Column-parallel: whole input, a slice of the outputs; the input gradient is a partial sum.
       if (inputLayout(input) !== 'B') gather(input);
       else facts.backwardCollectives.push({ kind: 'allReduce', bytes: bytesOf(input) });
-      facts.activationBytes += layer.activationBytes / t;
+      keep(layer, 1, 1 / t);
       let out: Layout = 'S1';
       if (sharding.output === 'B') {
         facts.forwardCollectives.push({ kind: 'allGather', bytes: layer.activationBytes });
@@ -127,7 +141,7 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
     } else {
       // Row-parallel: each device multiplies its slice of the input features; outputs are partial sums.
       if (inputLayout(input) === 'S0') gather(input);
-      facts.activationBytes += layer.activationBytes;
+      keep(layer, 1 / t, 1);
       let out: Layout = 'P';
       if (sharding.output !== 'P') {
         facts.forwardCollectives.push({ kind: 'allReduce', bytes: layer.activationBytes });
@@ -135,6 +149,11 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
       }
       layout.set(layer.id, out);
     }
+  }
+  // The loss's backward reads the softmax of the logits: one more tensor of each output's size.
+  for (const id of model.outputs) {
+    const split = inputLayout(id) === 'S0' || inputLayout(id) === 'S1';
+    if (ids.has(id)) facts.keptValues += bytesOf(id) / 4 / (split ? t : 1);
   }
   // What crosses the cuts, as the agents send it: every tensor produced before a cut and read after
   // it, skip connections passing through a stage included (engine/model/stageCuts.ts).

@@ -2,6 +2,7 @@ import type { LayerNode, ModelGraph } from './graph.js';
 import { layerFacts } from './layerFacts.js';
 import type { LayerSpec } from './layerSpec.js';
 import { product } from './facts/common.js';
+import { keptForBackward } from './facts/kept.js';
 
 /**
  * Builds a ModelGraph one layer at a time, each added after its inputs, so shapes and costs are inferred
@@ -27,7 +28,9 @@ export class GraphBuilder {
     } catch (err) {
       throw new Error(`Model "${this.name}", layer "${id}": ${(err as Error).message}`);
     }
-    const node: LayerNode = { id, spec, inputs: [...inputs], ...facts, activationBytes: 4 * product(facts.outputShape) };
+    const kept = keptForBackward(spec, inputShapes, facts.outputShape, inputs);
+    const activationBytes = 4 * product(facts.outputShape);
+    const node: LayerNode = { id, spec, inputs: [...inputs], ...facts, activationBytes, kept };
     if (group !== undefined) node.group = group;
     this.nodes.push(node);
     this.byId.set(id, node);

@@ -3,6 +3,7 @@
  * cost facts the planner and the studio need; the agents build executable stages from the same graph.
  * Shapes exclude the batch dimension.
  */
+import type { KeptElements } from './facts/kept.js';
 import type { LayerSpec } from './layerSpec.js';
 
 export type { Activation, LayerKind, LayerSpec, Padding, RecurrentSpec } from './layerSpec.js';
@@ -25,6 +26,8 @@ export interface LayerNode {
   backwardFlops: number;
   /** Bytes of this layer's output activation for one sample (float32). */
   activationBytes: number;
+  /** Elements of one sample this layer keeps for its backward pass (engine/model/facts/kept.ts). */
+  kept: KeptElements;
 }
 
 export interface ModelGraph {

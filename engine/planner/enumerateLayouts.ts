@@ -16,7 +16,8 @@ const MAX_STAGES = 64;
 
 /**
  * Every layout the planner searches: data × pipeline × tensor factorizations of the device count
- * (blocked and interleaved placement), two ways to use a tensor-parallel group (Whale: shard only the
+ * (blocked and interleaved placement), plain data parallel on fewer devices, two ways to use a
+ * tensor-parallel group (Whale: shard only the
  * wide output layer, the rest runs batch-split inside the group; Megatron: also split the dense pairs
  * of transformer blocks), and virtual-node splits on mixed clusters. Stage cuts are balanced once per
  * layout by dynamic programming; the exhaustive search and the pruned one see the same list.
@@ -34,6 +35,22 @@ export function enumerateLayouts(ctx: LayoutContext): Layout[] {
         if (layout) out.push(layout);
       }
     }
+  }
+  return [...out, ...fewerDevices(ctx)];
+}
+
+/**
+ * Plain data parallel on 1, 2, 4, … of the devices (the fastest first): for a small model the fixed
+ * costs of each extra device — all-reduce latency, messages, per-call overheads — outweigh the compute
+ * it takes over, and an expert would leave devices idle rather than pipeline a thousand weights.
+ */
+function fewerDevices(ctx: LayoutContext): Layout[] {
+  const out: Layout[] = [];
+  for (let used = 1; used < ctx.devices; used *= 2) {
+    if (ctx.globalBatch % used !== 0) continue;
+    const groups = placeStages(ctx.view.order, 1, used, 1, 'blocked');
+    const layout = uniformLayout({ ...ctx, devices: used }, groups, used, 1, 'none', 'blocked', undefined);
+    if (layout) out.push(layout);
   }
   return out;
 }

@@ -3,6 +3,7 @@ import { p2pSeconds, ringAllGatherSeconds, ringAllReduceSeconds } from '../cost/
 import { link, ringLink, type CostContext } from '../cost/costContext.js';
 import { deviceMemory } from '../cost/deviceMemory.js';
 import type { CostOptions } from '../cost/planCost.js';
+import { NO_OVERHEADS, passOverheadMs, runtimeOverheads, type RuntimeOverheads } from '../cost/runtimeOverheads.js';
 import { stageFacts, type GroupCollective, type StageFacts } from '../cost/stageFacts.js';
 import type { ModelGraph } from '../model/graph.js';
 import { microBatchSize } from '../plan/placement.js';
@@ -51,6 +52,7 @@ export class StepEstimator {
   private readonly facts = new Map<string, StageFacts>();
   private readonly links = new Map<Layout, LayoutLinks>();
   private readonly bytesPerElement: number;
+  private readonly overheads: RuntimeOverheads;
 
   constructor(
     private readonly model: ModelGraph,
@@ -59,6 +61,8 @@ export class StepEstimator {
     private readonly view: DeviceView,
   ) {
     this.bytesPerElement = options.bytesPerElement ?? (options.precision === 'mixed' ? 2 : 4);
+    // Measured layer times include the per-call costs; costOfPlan adds these only without them.
+    this.overheads = options.profile?.layers ? NO_OVERHEADS : runtimeOverheads(options);
   }
 
   estimate(plan: Plan, layout: Layout): Estimate {
@@ -144,8 +148,10 @@ export class StepEstimator {
     const f = ctx.facts[s];
     const b = ctx.microBatch;
     const speed = view.speed;
-    let forwardMs = ((b * f.forwardFlops) / speed) * 1000;
-    let backwardMs = ((b * f.backwardFlops) / speed) * 1000;
+    const fixed = passOverheadMs(f, this.overheads);
+    let forwardMs = ((b * f.forwardFlops) / speed) * 1000 + fixed.forwardMs;
+    let backwardMs = ((b * f.backwardFlops) / speed) * 1000 + fixed.backwardMs;
+    if (ctx.plan.recompute) backwardMs += forwardMs;
     if (t > 1) {
       const { alpha, beta } = view.group;
       const seconds = (list: GroupCollective[]) =>

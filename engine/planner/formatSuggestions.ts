@@ -6,7 +6,7 @@ const GiB = 2 ** 30;
 
 /**
  * A plan's shape in a few characters: stages × replicas × shards, micro-batches, schedule, ZeRO,
- * virtual nodes; given the cluster, also whether a replica's pipeline stays inside a host.
+ * recomputation, virtual nodes; given the cluster, also whether a replica's pipeline stays inside a host.
  */
 export function planShape(plan: Plan, cluster?: ClusterSpec): string {
   const s = plan.stages;
@@ -14,6 +14,7 @@ export function planShape(plan: Plan, cluster?: ClusterSpec): string {
   const tp = Math.max(...s.map((x) => x.tensorParallel));
   const parts = [`pp${s.length}`, `dp${dp}`, ...(tp > 1 ? [`tp${tp}`] : []), `m${plan.microBatches}`, plan.schedule];
   if (plan.zero > 0) parts.push(`zero${plan.zero}`);
+  if (plan.recompute) parts.push('recompute');
   if (plan.virtualNodes?.perReplica) parts.push(`vn${plan.virtualNodes.total}`);
   const [a, b] = [s[0].devices?.[0], s[1]?.devices?.[0]];
   if (cluster && a !== undefined && b !== undefined) parts.push(cluster.devices[a].host === cluster.devices[b].host ? '(pipeline in a host)' : '(stages across hosts)');

@@ -32,7 +32,11 @@ export function rationale(chosen: Priced, layout: Layout, baseline: Priced | 'no
   const missing = baseline === 'no-fit' ? ' (pure data parallel does not fit in memory)' : ' (the global batch does not split over every device)';
   const vsDp = speedup === undefined ? missing : speedup > 1.005 ? ` (${times(speedup)} faster than pure data parallel)` : '';
   let head: string;
-  if (layout.shardMode === 'output') {
+  if (layout.devicesUsed < cluster.devices.length) {
+    const on = d === 1 ? 'one device' : `data parallel over ${d} devices`;
+    const why = 'more would add all-reduce latency, messages and per-call overheads than the compute they take over';
+    head = `${on} of ${cluster.devices.length}: ${why}${vsDp}`;
+  } else if (layout.shardMode === 'output') {
     const wide = facts.layers[facts.wideOutput];
     const units = wide.spec.kind === 'dense' || wide.spec.kind === 'denseNd' ? wide.spec.units : 0;
     const classes = units >= 1000 ? `${Math.round(units / 1000)}k` : String(units);
@@ -63,6 +67,7 @@ export function rationale(chosen: Priced, layout: Layout, baseline: Priced | 'no
   }
   const extras: string[] = [];
   if (plan.zero > 0) extras.push(`ZeRO-${plan.zero} to fit memory`);
+  if (plan.recompute) extras.push('recomputes each stage\'s forward in its backward pass to fit activations');
   if (plan.schedule === '1f1b') extras.push(p > 1 ? `1F1B holds at most ${p} micro-batches of activations` : `gradient accumulation over ${plan.microBatches} micro-batches to fit activations`);
   const vn = plan.virtualNodes?.perReplica;
   if (vn) extras.push(`virtual nodes ${Math.max(...vn)}:${Math.min(...vn)} by device speed`);

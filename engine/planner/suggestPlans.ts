@@ -34,8 +34,16 @@ interface Scored extends Priced {
 /** Full pricings per search, by cluster size: each costs O(devices × stages) in costOfPlan. */
 const shortlistSize = (devices: number, top: number) => Math.max(3 * top, devices <= 128 ? 48 : devices <= 256 ? 24 : 12);
 
-/** Simpler plans first among equal step times: less ZeRO, fewer micro-batches, GPipe. */
-const simplicity = (plan: Plan) => plan.zero * 1000 + plan.microBatches * 2 + (plan.schedule === '1f1b' ? 1 : 0);
+/** Simpler plans first among equal step times: no recomputation, less ZeRO, fewer micro-batches, GPipe. */
+const simplicity = (plan: Plan) =>
+  (plan.recompute ? 10_000 : 0) + plan.zero * 1000 + plan.microBatches * 2 + (plan.schedule === '1f1b' ? 1 : 0);
+/**
+ * Recomputation costs one more forward pass and only saves memory: it can be best only where the same
+ * plan without it does not fit, so it is tried there and nowhere else (exact, and the search stays small).
+ * One stage gains nothing from it that 1F1B's gradient accumulation does not give without the extra pass.
+ */
+const recomputeMayHelp = (plan: Plan) => !plan.recompute && plan.stages.length > 1;
+const recomputed = (plan: Plan): Plan => ({ ...plan, recompute: true });
 /** Step times this close are equal: sums over micro-batches differ only by rounding. */
 const fasterBy = (a: number, b: number) => (Math.abs(a - b) <= 1e-9 * Math.max(a, b) ? 0 : a - b);
 const byStep = (a: { cost: PlanCost; plan: Plan }, b: { cost: PlanCost; plan: Plan }) => fasterBy(a.cost.stepMs, b.cost.stepMs) || simplicity(a.plan) - simplicity(b.plan);
@@ -74,7 +82,8 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
   let evaluated = 0;
   if (options.exhaustive) {
     pairs.forEach(({ layout, knobs }, i) => {
-      const s = price(layout, buildPlan(model, layout, knobs, basics));
+      const plan = buildPlan(model, layout, knobs, basics);
+      const s = price(layout, plan) ?? (recomputeMayHelp(plan) ? price(layout, recomputed(plan)) : undefined);
       if (s) scored.push(s);
       evaluated += 1;
       if (i % 32 === 0) progress(i);
@@ -83,8 +92,9 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
     const estimator = new StepEstimator(model, cluster, cost, view);
     const fitting: Candidate[] = [];
     pairs.forEach(({ layout, knobs }, i) => {
-      const plan = buildPlan(model, layout, knobs, basics);
-      const e = estimator.estimate(plan, layout);
+      let plan = buildPlan(model, layout, knobs, basics);
+      let e = estimator.estimate(plan, layout);
+      if (!e.fits && recomputeMayHelp(plan)) e = estimator.estimate((plan = recomputed(plan)), layout);
       evaluated += 1;
       if (e.fits && (!options.accept || options.accept(plan))) fitting.push({ layout, knobs, plan, estimateMs: e.stepMs });
       if (i % 256 === 0) progress(i);
@@ -104,7 +114,7 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
       priced += 1;
       if (s) scored.push(s);
     }
-    const dp = fitting.find((c) => isPureDataParallel(c.layout));
+    const dp = fitting.find((c) => isPureDataParallel(c.layout, devices));
     if (dp && !scored.some((s) => s.plan === dp.plan)) {
       const s = price(dp.layout, dp.plan);
       if (s) scored.push(s);
@@ -114,7 +124,7 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
 
   scored.sort(byStep);
   // Pure data parallel is the yardstick; without it, say whether memory or the batch ruled it out.
-  const baseline = scored.find((s) => isPureDataParallel(s.layout)) ?? (pairs.some((c) => isPureDataParallel(c.layout)) ? 'no-fit' : 'no-split');
+  const baseline = scored.find((s) => isPureDataParallel(s.layout, devices)) ?? (pairs.some((c) => isPureDataParallel(c.layout, devices)) ? 'no-fit' : 'no-split');
   const best = new Map<Layout, Scored>();
   for (const s of scored) if (!best.has(s.layout)) best.set(s.layout, s);
   const suggestions: Suggestion[] = [...best.values()].slice(0, top).map((s) => ({
@@ -125,8 +135,10 @@ export function suggestPlans(model: ModelGraph, cluster: ClusterSpec, options: S
   return { searchMs: performance.now() - started, suggestions, evaluated };
 }
 
-function isPureDataParallel(layout: Layout): boolean {
-  return layout.stages.length === 1 && layout.stages[0].tensorParallel === 1 && !layout.virtualNodes;
+/** Data parallel over every device, without sharding or virtual nodes: the rationale's yardstick. */
+function isPureDataParallel(layout: Layout, devices: number): boolean {
+  const [only] = layout.stages;
+  return layout.devicesUsed === devices && layout.stages.length === 1 && only.tensorParallel === 1 && !layout.virtualNodes;
 }
 
 /** What the CLI and the studio show: per-device peak memory (0 for a device the plan leaves idle). */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseClusterSpec } from '../../engine/cluster/parseClusterSpec.js';
 import { costOfPlan } from '../../engine/cost/costOfPlan.js';
+import { NO_OVERHEADS } from '../../engine/cost/runtimeOverheads.js';
 import { sequentialGraph } from '../../engine/model/sequential.js';
 import { zooModel } from '../../engine/model/zoo.js';
 import type { Plan } from '../../engine/plan/plan.js';
@@ -45,7 +46,8 @@ describe('costOfPlan on uniform stages', () => {
   for (const [p, m] of [[2, 4], [4, 4], [4, 8], [4, 16]]) {
     for (const schedule of ['gpipe', '1f1b'] as const) {
       it(`${schedule} p=${p} m=${m}: bubble fraction (p−1)/(m+p−1)`, () => {
-        const cost = costOfPlan(pipelinePlan(p, m, schedule), uniform, idealCluster(p));
+        // The schedule's own bubble: no message or per-call costs to tilt the stages.
+        const cost = costOfPlan(pipelinePlan(p, m, schedule), uniform, idealCluster(p), { overheads: NO_OVERHEADS });
         expect(cost.bubbleFraction).toBeCloseTo((p - 1) / (m + p - 1), 6);
       });
     }

@@ -22,7 +22,7 @@ export function Prediction({ cost, pricedOnAgents }: { cost: PlanCost; pricedOnA
         </dd>
         <dt>Breakdown</dt>
         <dd>
-          compute {formatDuration(cost.breakdown.computeMs)} · comm {formatDuration(cost.breakdown.exposedCommMs)} · idle {formatDuration(cost.breakdown.bubbleMs)} (slowest stage)
+          compute {formatDuration(cost.breakdown.computeMs)} · comm {formatDuration(cost.breakdown.exposedCommMs)} · bubble {formatDuration(cost.breakdown.bubbleMs)} · fixed overhead {formatDuration(cost.breakdown.fixedOverheadMs)} (slowest stage)
         </dd>
         <dt>Bubble</dt>
         <dd data-testid="predicted-bubble">{formatPercent(cost.bubbleFraction)} of the pipeline phase</dd>
