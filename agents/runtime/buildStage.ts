@@ -10,9 +10,8 @@ import { defaultTraining } from '../../engine/protocol/trainingSetup.js';
 import { GradientSync } from '../exec/gradientSync.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import { wholeStageExecutor, type StageExecutor } from '../exec/stageExecutor.js';
-import { StageModule, stageLayers } from '../exec/stageModule.js';
+import { StageModule } from '../exec/stageModule.js';
 import { makeSynthetic } from '../exec/syntheticStage.js';
-import { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 import { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { neighbours, type StageContext } from './stageContext.js';
 
@@ -33,18 +32,19 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
   let module: StageExecutor;
   let tensorGroup: TensorGroup | null = null;
   let graphStage: GraphStage | null = null;
-  if (setup.model.source) {
+  if (stage.tensorParallel > 1) {
+    // One shard of the stage, any model: its layers by tfjs-layers, Megatron's split layers by Shoal.
+    if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
+    tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
+    const { buildShardedGraphStage } = await import('../exec/tensorParallel/buildShardedGraphStage.js');
+    module = await buildShardedGraphStage(setup.model, plan, me.stage, training.losses, tensorGroup);
+  } else if (setup.model.source) {
     // The user's own model: any graph, executed with tfjs-layers' layers (exec/graph/). Loaded only
     // here: evaluating tfjs-layers costs every agent process about 0.3 s at start, which a built-in
     // model's agents (and a job growing by them) need not pay.
     const { buildGraphStage } = await import('../exec/graph/buildGraphStage.js');
     graphStage = await buildGraphStage(setup.model, plan, me.stage, training.losses);
     module = graphStage;
-  } else if (stage.tensorParallel > 1) {
-    if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
-    tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
-    const { layers, inputShape, isFirst, isLast } = stageLayers(setup.model, stage.layers);
-    module = new ShardedStage(plan, layers, inputShape, isFirst, isLast, tensorGroup);
   } else {
     whole = StageModule.create(setup.model, stage.layers, plan.seed, { keepActivations: !plan.recompute });
     if (setup.syntheticStageMs) makeSynthetic(whole, setup.syntheticStageMs);
