@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs-core';
 import type * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
-import type { LayerNode, ModelGraph } from '../../../engine/model/graph.js';
+import type { ModelGraph } from '../../../engine/model/graph.js';
 import type { StageCuts } from '../../../engine/model/stageCuts.js';
 import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
 import type { Plan } from '../../../engine/plan/plan.js';

@@ -48,12 +48,13 @@ export function withBias(bias: tf.Variable, activation: Activation | null): (x: 
 /**
  * A vocabulary-split embedding's partial lookup: the rows of the ids this shard owns, zeros for the
  * others (one-hot rows outside the slice are all zero), so the sum over shards is the whole lookup.
+ * The one-hot is made int32, then cast: asked for float32 directly, the wasm backend's OneHot gave zeros.
  */
 export function embeddingPartial(table: tf.Variable, shard: number): (ids: tf.Tensor) => tf.Tensor {
   const [rows, width] = table.shape;
   return (ids) => {
-    const local = tf.sub(tf.cast(tf.reshape(ids, [-1]), 'int32'), shard * rows) as tf.Tensor1D;
-    const y = tf.matMul(tf.oneHot(local, rows, 1, 0, 'float32') as tf.Tensor2D, table as tf.Tensor2D);
+    const local = tf.sub(tf.cast(tf.reshape(ids, [-1]), 'int32'), tf.scalar(shard * rows, 'int32')) as tf.Tensor1D;
+    const y = tf.matMul(tf.cast(tf.oneHot(local, rows), 'float32') as tf.Tensor2D, table as tf.Tensor2D);
     return tf.reshape(y, [...ids.shape, width]);
   };
 }
