@@ -187,7 +187,6 @@ export class ShardedGraphStage implements StageExecutor {
     const { env, context } = pass;
     const { steps, constant } = this.program;
     const handOver = onFinal ? new FinalHandOver(this.options.group, this.paramSpecs, onFinal) : null;
-    if (handOver) this.handing = handOver.done();
     try {
       for (let i = steps.length - 1; i >= 0; i--) {
         const step = steps[i];
@@ -212,6 +211,8 @@ export class ShardedGraphStage implements StageExecutor {
           await yieldToEventLoop();
         }
       }
+      // Every hand-over is queued by now: handedOver() waits for the last of them.
+      if (handOver) this.handing = handOver.done();
       if (this.isFirst) return null;
       return tf.tidy(() => packColumns(this.incoming.map((id) => grads.get(id) ?? tf.zerosLike(env.get(id)!))));
     } finally {

@@ -26,6 +26,13 @@ export interface WeightEntry {
 
 const ACTIVATIONS = new Set(['linear', 'relu', 'softmax']);
 
+/**
+ * Keras's default initializers, written out: a topology without them gets tfjs's defaults unseeded,
+ * so every process building it (the agents, tensor-parallel shards among them) would draw its own
+ * weights; written out, buildLayersModel seeds them from the plan.
+ */
+const INITIALIZERS = { kernel_initializer: { class_name: 'GlorotUniform', config: {} }, bias_initializer: { class_name: 'Zeros', config: {} } };
+
 function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | undefined): KerasLayerJson {
   const spec = layer.spec;
   const base: Record<string, unknown> = { name: layer.id, trainable: true, dtype: 'float32' };
@@ -33,7 +40,7 @@ function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | und
   switch (spec.kind) {
     case 'dense':
       if (!ACTIVATIONS.has(spec.activation)) break;
-      return { class_name: 'Dense', config: { ...base, units: spec.units, activation: spec.activation, use_bias: true } };
+      return { class_name: 'Dense', config: { ...base, units: spec.units, activation: spec.activation, use_bias: true, ...INITIALIZERS } };
     case 'conv2d':
       return {
         class_name: 'Conv2D',
@@ -47,6 +54,7 @@ function layerJson(layer: LayerNode, batchInputShape: Array<number | null> | und
           dilation_rate: [1, 1],
           activation: spec.activation,
           use_bias: true,
+          ...INITIALIZERS,
         },
       };
     case 'maxPool2d':
