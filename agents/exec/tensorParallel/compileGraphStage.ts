@@ -5,11 +5,10 @@ import type { StageCuts } from '../../../engine/model/stageCuts.js';
 import type { OutputLoss } from '../../../engine/model/trainingSpec.js';
 import type { Plan } from '../../../engine/plan/plan.js';
 import { shardingProblem, shardRole, unshardableLayer } from '../../../engine/plan/tensorSharding.js';
-import type { PassRows } from '../graph/dropoutMask.js';
 import { callLayer } from '../graph/layerCall.js';
 import { layerOfNode, namedWeights } from '../graph/layersModel.js';
 import { ShardedParams } from './shardedParamTable.js';
-import { columnDense, embeddingPartial, headsPartial, rowDensePartial, withBias } from './shardedLayers.js';
+import { columnDense, embeddingPartial, headsPartial, rowDensePartial, withBias, type PassContext } from './shardedLayers.js';
 import type { TensorGroup } from './tensorGroup.js';
 
 /**
@@ -18,15 +17,6 @@ import type { TensorGroup } from './tensorGroup.js';
  * shard's slice of the last axis, P partial sums (only between a step and its all-reduce).
  */
 export type Layout = 'S0' | 'B' | 'S1' | 'P';
-
-/** How a pass runs: training or not, and the sample indices of the micro-batch's rows (dropout). */
-export interface PassContext {
-  training: boolean;
-  /** Every row of the micro-batch. */
-  pass: PassRows | null;
-  /** This shard's rows. */
-  ownPass: PassRows | null;
-}
 
 /** A computation on this shard alone, differentiated by tfjs; it reads the stage's variables itself. */
 export interface LocalStep {

@@ -3,13 +3,22 @@ import type * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
 import type { LayerNode } from '../../../engine/model/graph.js';
 import { attentionIsCausal } from '../graph/layerCall.js';
 import { addWithoutBiasGradient, einsumMatMul } from '../graph/multiHeadAttention.js';
-import type { PassContext } from './compileGraphStage.js';
+import type { PassRows } from '../graph/dropoutMask.js';
 import type { ShardedParams } from './shardedParamTable.js';
 
 /**
  * What one shard computes for each split layer, on its slices of the weights (Megatron's layout);
  * the collectives around them are compileGraphStage's.
  */
+
+/** How a pass runs: training or not, and the sample indices of the micro-batch's rows (dropout). */
+export interface PassContext {
+  training: boolean;
+  /** Every row of the micro-batch. */
+  pass: PassRows | null;
+  /** This shard's rows. */
+  ownPass: PassRows | null;
+}
 
 interface Activation {
   apply(x: tf.Tensor): tf.Tensor;
