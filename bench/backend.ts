@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { selectBackend, type BackendName } from '../agents/backend/selectBackend.js';
 import { installTransposedMatMulWasm, uninstallTransposedMatMulWasm } from '../agents/backend/transposedMatMulWasm.js';
 import { gatherBatch, loadMnist, type MnistData } from '../agents/data/mnist.js';
-import { oneHotRows } from '../agents/exec/labels.js';
 import { globalBatchIndices } from '../engine/data/dataOrder.js';
 import { zooModel } from '../engine/model/zoo.js';
 import { presetPlan } from '../engine/plan/presets.js';
@@ -88,7 +87,7 @@ function plainTrainer(data: MnistData): { step(): Promise<number>; dispose(): vo
     async step() {
       const batch = gatherBatch(data.train, globalBatchIndices(SEED, stepNo++, BATCH, data.train.size));
       const x = tf.tensor2d(batch.images, [BATCH, 784]);
-      const y = tf.tensor2d(oneHotRows(batch.labels, 10), [BATCH, 10]);
+      const y = tf.tidy(() => tf.oneHot(tf.tensor1d(batch.labels, 'int32'), 10));
       const cost = optimizer.minimize(() => tf.losses.softmaxCrossEntropy(y, forward(x)) as tf.Scalar, true, vars) as tf.Scalar;
       const loss = cost.dataSync()[0]; // read back every step, as the agents do
       tf.dispose([x, y, cost]);

@@ -23,7 +23,7 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import { remapVirtualNodes } from '../../engine/plan/elastic.js';
 import { disposeStage, localState } from './localState.js';
 import { StepUndo } from './stepUndo.js';
-import type { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
+import type { ShardedGraphStage } from '../exec/tensorParallel/shardedGraphStage.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../engine/plan/runtimeConstants.js';
 
 /**
@@ -113,7 +113,7 @@ export async function runAgent(): Promise<void> {
         ctx = await buildStage(request, mesh);
         ctx.slowdown = Math.max(1, config.slowdown ?? 1);
         const { me, plan } = ctx;
-        const sharded = ctx.tensorGroup ? ` shard ${me.shard}; runs ${(ctx.module as ShardedStage).describe()}` : '';
+        const sharded = ctx.tensorGroup ? ` shard ${me.shard}; runs ${(ctx.module as ShardedGraphStage).describe()}` : '';
         log('info', `stage ${me.stage} replica ${me.replica}: layers ${plan.stages[me.stage].layers.join(', ')}${sharded}`);
         return tell({ type: 'ready', requestId: request.requestId, rank: me.rank });
       }

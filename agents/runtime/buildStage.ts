@@ -11,8 +11,6 @@ import { GradientSync } from '../exec/gradientSync.js';
 import { createOptimizer } from '../exec/optimizer.js';
 import type { StageExecutor } from '../exec/stageExecutor.js';
 import { syntheticStage } from '../exec/syntheticStage.js';
-import { stageLayers } from '../exec/tensorParallel/stageLayers.js';
-import { ShardedStage } from '../exec/tensorParallel/shardedStage.js';
 import { TensorGroup } from '../exec/tensorParallel/tensorGroup.js';
 import { neighbours, type StageContext } from './stageContext.js';
 
@@ -33,10 +31,11 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
   let tensorGroup: TensorGroup | null = null;
   let graphStage: GraphStage | null = null;
   if (stage.tensorParallel > 1) {
+    // One shard of the stage, any model: its layers by tfjs-layers, Megatron's split layers by Shoal.
     if (setup.syntheticStageMs) throw new Error('Synthetic stages cannot be tensor-parallel: they have no layers to shard.');
     tensorGroup = new TensorGroup(new ProcessGroup(me.rank, links.tensorGroup, mesh.links, { name: `tensor-parallel group of stage ${me.stage} replica ${me.replica}` }));
-    const { layers, inputShape, isFirst, isLast } = stageLayers(setup.model, stage.layers);
-    module = new ShardedStage(plan, layers, inputShape, isFirst, isLast, tensorGroup);
+    const { buildShardedGraphStage } = await import('../exec/tensorParallel/buildShardedGraphStage.js');
+    module = await buildShardedGraphStage(setup.model, plan, me.stage, training.losses, tensorGroup);
   } else {
     // Every model, built-in or the user's own: its layers built by tfjs-layers. Loaded only here, so
     // that the coordinator and tools importing this module do not evaluate tfjs-layers.

@@ -9,7 +9,7 @@ import { ProcessGroup } from '../comm/processGroup.js';
 import type * as tfl from '@tensorflow/tfjs-layers/dist/index.js';
 import type { OutputLoss } from '../../engine/model/trainingSpec.js';
 import { targetShape } from '../../engine/data/modelArrays.js';
-import { buildModel } from '../exec/graph/buildGraphStage.js';
+import { layersModelOf } from '../exec/graph/modelOfGraph.js';
 import { layerOfNode, namedWeights } from '../exec/graph/layersModel.js';
 import { nodeBackward } from '../exec/graph/nodeBackward.js';
 import { callNode, type CallMode } from '../exec/graph/nodeCall.js';
@@ -81,7 +81,7 @@ function ids(shape: number[], below: number): tf.Tensor {
  * the loss and its gradient (LOSS_TIMING_ID).
  */
 export async function profileLayers(ctx: StageContext, options: ProfileOptions): Promise<LayerTiming[]> {
-  const model = ctx.graphStage?.model ?? (await buildModel(ctx.model, ctx.plan.seed));
+  const model = ctx.graphStage?.model ?? (await layersModelOf(ctx.model, ctx.plan.seed));
   const out: LayerTiming[] = [];
   const timed = new Set(options.scope === 'model' ? ctx.model.layers.map((l) => l.id) : ctx.plan.stages[ctx.me.stage].layers);
   const byId = new Map(ctx.model.layers.map((l) => [l.id, l]));

@@ -4,6 +4,7 @@ import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
 import { virtualNodesPerReplica } from './virtualNodes.js';
 import { scheduleTraits } from './scheduleTraits.js';
+import { inputShapeOf, shardingProblem, unshardableLayer } from './tensorSharding.js';
 
 /**
  * What today's agents cannot execute, as errors: kept apart from validatePlan, which judges the plan
@@ -38,15 +39,7 @@ export function executionSupport(plan: Plan, model?: ModelGraph): Diagnostic[] {
     }
   });
   if (model) graphSupport(plan, model, findings);
-  if (model) {
-    const kinds = new Map(model.layers.map((l) => [l.id, l.spec.kind]));
-    for (const [id, sharding] of Object.entries(plan.sharding)) {
-      const kind = kinds.get(id);
-      if (sharding.weight !== 'B' && kind !== undefined && kind !== 'dense') {
-        findings.error('tensor-layer-unsupported', `Layer "${id}" is a ${kind} layer with a split weight (${sharding.weight}); the agents shard Dense layers only (column- and row-parallel, and class-sharded classifiers).`, { layer: id, field: 'sharding.weight' }, `Keep "${id}" replicated ("B"), or shard a Dense layer instead.`);
-      }
-    }
-  }
+  if (model) tensorSupport(plan, model, findings);
   return findings.list;
 }
 
@@ -70,12 +63,6 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
       findings.error('causal-padding-unsupported', `Layer "${layer.id}" is a Conv1D with causal padding, which tfjs-layers (the agents' layer library) does not implement.`, { layer: layer.id }, `Put a ZeroPadding1D of (kernel size − 1) × dilation steps on the left before "${layer.id}" and give it valid padding: the same computation.`);
     }
   }
-  plan.stages.forEach((stage, s) => {
-    if (stage.tensorParallel > 1) {
-      const dense = stage.layers.find((id) => model.layers.find((l) => l.id === id)?.spec.kind !== 'input');
-      findings.error('tensor-layer-unsupported', `Stage ${s} shards ${stage.tensorParallel} ways, but operator sharding is implemented for the built-in models' Dense layers only; layer "${dense ?? stage.layers[0]}" of this imported model would run unsharded.`, { stage: s, field: 'tensorParallel' }, 'Set tensorParallel to 1 and use data parallelism or more pipeline stages.');
-    }
-  });
   // A layer called in two stages would hold two copies of its weights that learn apart.
   const stageOf = new Map<string, number>();
   plan.stages.forEach((stage, s) => stage.layers.forEach((id) => stageOf.set(id, s)));
@@ -84,5 +71,27 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
     if (stages.length > 1) {
       findings.error('shared-layer-split', `Layer "${base}" is called ${calls.length} times (${calls.join(', ')}) and those calls sit in stages ${stages.join(' and ')}; a shared layer's weights must live in one stage.`, { layer: base }, `Move every call of "${base}" into one stage.`);
     }
+  }
+}
+
+/**
+ * What a tensor-parallel stage cannot run, for any model: a layer kind it cannot execute on split rows
+ * (batch normalisation), or a split weight the agents cannot split that way (engine/plan/tensorSharding.ts).
+ */
+function tensorSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
+  const byId = new Map(model.layers.map((l) => [l.id, l]));
+  plan.stages.forEach((stage, s) => {
+    if (stage.tensorParallel === 1) return;
+    for (const id of stage.layers) {
+      const refusal = byId.has(id) ? unshardableLayer(byId.get(id)!) : null;
+      if (refusal) findings.error('tensor-layer-unsupported', refusal, { stage: s, layer: id, field: 'tensorParallel' }, `Set tensorParallel to 1 for stage ${s}, or replace "${id}".`);
+    }
+  });
+  const degree = new Map(plan.stages.flatMap((stage) => stage.layers.map((id) => [id, stage.tensorParallel] as const)));
+  for (const [id, sharding] of Object.entries(plan.sharding)) {
+    const layer = byId.get(id);
+    if (!layer) continue;
+    const problem = shardingProblem(layer, sharding.weight, degree.get(id) ?? 1, inputShapeOf(model, layer));
+    if (problem) findings.error('tensor-layer-unsupported', problem, { layer: id, field: 'sharding.weight' }, `Keep "${id}" replicated ("B").`);
   }
 }

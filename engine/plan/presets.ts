@@ -1,6 +1,8 @@
 import type { ModelGraph } from '../model/graph.js';
 import { cutSplitsSharedLayer, sharedLayerCalls } from '../model/sharedLayers.js';
 import { LIMITS } from './limits.js';
+import type { WeightSbp } from './sbp.js';
+import { inputShapeOf, shardingProblem } from './tensorSharding.js';
 import type { OptimizerConfig, Plan } from './plan.js';
 
 export interface PresetOptions {
@@ -60,31 +62,38 @@ export function balancedStages(model: ModelGraph, count: number): string[][] {
 }
 
 /**
- * Megatron's pattern over the Dense layers of every tensor-parallel stage: column-parallel, then
- * row-parallel (whose partial sums one all-reduce completes), alternating; the model's classifier is
- * class-sharded (column-parallel with split logits, Whale's pattern). A layer whose split axis does
- * not divide by the degree stays replicated.
+ * Megatron's layout, found by pattern in any graph, for every tensor-parallel stage: a Dense whose
+ * one consumer is a Dense of the same stage is column-parallel (when its activation is elementwise)
+ * and that consumer row-parallel, its partial sums completed by one all-reduce (the MLP block);
+ * multi-head attention is split by heads; an embedding by its vocabulary; a model output that is a
+ * linear Dense (logits) is class-sharded (column-parallel with split logits, Whale's pattern). A
+ * layer whose split does not divide by the degree stays replicated (shardingProblem says why).
  */
 export function megatronSharding(model: ModelGraph, stages: Plan['stages']): Plan['sharding'] {
   const sharding: Plan['sharding'] = {};
   const byId = new Map(model.layers.map((l) => [l.id, l]));
+  const consumers = new Map<string, string[]>();
+  for (const layer of model.layers) for (const input of new Set(layer.inputs)) consumers.set(input, [...(consumers.get(input) ?? []), layer.id]);
   for (const stage of stages) {
     const t = stage.tensorParallel;
     if (t === 1) continue;
-    let column = true;
+    const inStage = new Set(stage.layers);
+    const fits = (id: string, weight: WeightSbp) => shardingProblem(byId.get(id)!, weight, t, inputShapeOf(model, byId.get(id)!)) === null;
+    const isDense = (id: string) => ['dense', 'denseNd'].includes(byId.get(id)?.spec.kind ?? '');
     for (const id of stage.layers) {
       const layer = byId.get(id)!;
-      if (layer.spec.kind !== 'dense') continue;
-      const inputs = byId.get(layer.inputs[0])?.outputShape ?? [];
-      const features = inputs[inputs.length - 1];
+      if (sharding[id]) continue;
+      const kind = layer.spec.kind;
+      if (kind === 'multiHeadAttention' && fits(id, 'S(1)')) sharding[id] = { weight: 'S(1)' };
+      if (kind === 'embedding' && fits(id, 'S(0)')) sharding[id] = { weight: 'S(0)' };
+      if (!isDense(id)) continue;
+      const next = consumers.get(id) ?? [];
       if (model.outputs.includes(id)) {
-        if (layer.spec.units % t === 0) sharding[id] = { weight: 'S(1)' };
-      } else if (column && layer.spec.units % t === 0) {
+        const logits = (layer.spec as { activation: string }).activation === 'linear';
+        if (logits && next.length === 0 && fits(id, 'S(1)')) sharding[id] = { weight: 'S(1)' };
+      } else if (next.length === 1 && inStage.has(next[0]) && isDense(next[0]) && !model.outputs.includes(next[0]) && !sharding[next[0]] && fits(id, 'S(1)') && fits(next[0], 'S(0)')) {
         sharding[id] = { weight: 'S(1)' };
-        column = false;
-      } else if (!column && features % t === 0) {
-        sharding[id] = { weight: 'S(0)' };
-        column = true;
+        sharding[next[0]] = { weight: 'S(0)' };
       }
     }
   }

@@ -69,6 +69,10 @@ export function weightLayout(layer: LayerNode, inputShape: number[]): WeightLayo
     // vocabulary-parallel embedding), splitting the vector splits the output's last axis.
     case 'embedding':
       return { shape: [spec.inputDim, spec.outputDim], contracted: 0, produced: 1, outputAxis: lastOutputAxis };
+    // Attention's query/key/value kernels are [features, heads, size]: split by heads, each device
+    // attends with its heads, and the output projection's partial sums are completed by an all-reduce.
+    case 'multiHeadAttention':
+      return { shape: [features, spec.numHeads, spec.keyDim], contracted: 0, produced: 1, outputAxis: lastOutputAxis };
     case 'conv2d':
       return { shape: [...spec.kernelSize, features, spec.filters], contracted: 2, produced: 3, outputAxis: lastOutputAxis };
     case 'conv':

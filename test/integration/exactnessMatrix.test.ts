@@ -93,7 +93,7 @@ describe('a 10,000-class classifier, class-sharded, equals one process', () => {
     await job.exited();
     // Each shard's compiled program ends with its slice of the classifier: nothing gathers the logits.
     expect(programs).toHaveLength(agentsNeeded(plan));
-    for (const program of programs) expect(program).toMatch(/→ logits$/);
+    for (const program of programs) expect(program).toMatch(/→ logits \(column-parallel\)$/);
     const got = readParams(join(dir, 'checkpoints'));
     expect(got.get('logits/kernel')).toHaveLength(512 * 10_000);
     for (const [name, values] of expected) expect(maxRelativeError(got.get(name)!, values), name).toBeLessThanOrEqual(1e-4);

@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs-core';
 import { gatherBatch, loadMnist } from '../../agents/data/mnist.js';
 import { MNIST_PIXELS } from '../../engine/data/mnistSplit.js';
-import { buildModel } from '../../agents/exec/graph/buildGraphStage.js';
+import { layersModelOf } from '../../agents/exec/graph/modelOfGraph.js';
 import { globalBatchIndices } from '../../engine/data/dataOrder.js';
 import type { ModelGraph } from '../../engine/model/graph.js';
 import type { OptimizerConfig, Plan } from '../../engine/plan/plan.js';
@@ -37,7 +37,7 @@ const snapshot = (weights: Array<{ originalName: string; read(): tf.Tensor }>) =
 
 /** Train a built-in MNIST model for `steps` steps of the plan's global batch, seed, data order, optimizer and clipping. */
 export async function tfjsReference(graph: ModelGraph, plan: Pick<Plan, 'seed' | 'globalBatch' | 'optimizer' | 'gradientClipNorm' | 'shuffle'>, steps: number): Promise<ReferenceRun> {
-  const model = await buildModel(graph, plan.seed);
+  const model = await layersModelOf(graph, plan.seed);
   const data = loadMnist().train;
   const optimizer = tfjsOptimizer(plan.optimizer);
   const weights = model.trainableWeights;

@@ -21,6 +21,10 @@ const fromFile: ModelGraph = { ...mlp, source: { modelFile: '/models/mlp/model.j
 const unknownLayer: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'opaque', className: 'MyLayer', config: {} } } : l)) };
 const causalConv: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'conv', rank: 1, filters: 4, kernelSize: [2], strides: [1], dilation: [1], padding: 'causal', useBias: true, activation: 'linear' } } : l)) };
 const shared: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, id: 'dense_1@1' } : l)) };
+/** …with dense_2 a batch normalisation, which a tensor-parallel stage (running on each shard's rows) cannot run. */
+const batchNorm: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'batchNorm', axis: -1, center: true, scale: true } } : l)) };
+/** mlp whose classifier ends in a softmax: not elementwise, so it cannot be split by classes. */
+const softmaxHead: ModelGraph = { ...mlp, layers: mlp.layers.map((l) => (l.id === 'logits' ? { ...l, spec: { kind: 'dense', units: 10, activation: 'softmax' } } : l)) };
 const opaque: ModelGraph = { ...mlp, layers: mlp.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'reshape', targetShape: [256] } } : l)) };
 
 interface Case {
@@ -90,7 +94,8 @@ const CASES: Case[] = [
   { code: 'layer-not-executable', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: unknownLayer, execution: true },
   { code: 'causal-padding-unsupported', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: causalConv, execution: true },
   { code: 'shared-layer-split', severity: 'error', where: { layer: 'dense_1' }, plan: plan('pp2-dp1', (p) => (p.stages = [{ ...p.stages[0], layers: ['input', 'dense_1'] }, { ...p.stages[1], layers: ['dense_1@1', 'dense_3'] }]), shared), model: shared, execution: true },
-  { code: 'tensor-layer-unsupported', severity: 'error', where: { stage: 0, field: 'tensorParallel' }, plan: plan('pp1-dp1', tensor(2)), model: fromFile, execution: true },
+  { code: 'tensor-layer-unsupported', severity: 'error', where: { stage: 0, layer: 'dense_2', field: 'tensorParallel' }, plan: plan('pp1-dp1', tensor(2)), model: batchNorm, execution: true },
+  { code: 'tensor-layer-unsupported', severity: 'error', where: { layer: 'logits', field: 'sharding.weight' }, plan: plan('pp1-dp1', (p) => (tensor(2)(p), (p.sharding = { logits: { weight: 'S(1)' } })), softmaxHead), model: softmaxHead, execution: true },
   { code: 'tensor-layer-unsupported', severity: 'error', where: { layer: 'conv_1', field: 'sharding.weight' }, plan: plan('pp1-dp1', (p) => (p.sharding = { conv_1: { weight: 'S(3)' } }), cnn), model: cnn, execution: true },
 ];
 

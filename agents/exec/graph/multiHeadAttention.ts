@@ -84,7 +84,7 @@ export function einsumMatMul(equation: string, a: tf.Tensor, b: tf.Tensor): tf.T
 }
 
 /** `y + bias` (bias broadcast), passing the gradient to y only. */
-const addWithoutBiasGradient = (y: tf.Tensor, bias: tf.Tensor): tf.Tensor =>
+export const addWithoutBiasGradient = (y: tf.Tensor, bias: tf.Tensor): tf.Tensor =>
   tf.customGrad((...args: Array<tf.Tensor | tf.GradSaveFunc>) => {
     const [a, b] = args as [tf.Tensor, tf.Tensor];
     return { value: tf.add(a, b), gradFunc: (dy: tf.Tensor) => [dy, tf.zerosLike(b)] };

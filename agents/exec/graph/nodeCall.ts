@@ -11,6 +11,15 @@ const DROPOUT_BROADCAST: Record<string, (rank: number) => number[]> = {
   SpatialDropout2D: () => [1, 2],
 };
 
+/**
+ * Whether an attention call masks future positions: the spec says so, or the saved call does
+ * (`use_causal_mask` of the layer's k-th node, for graph id `<layer>@k`).
+ */
+export function attentionIsCausal(node: LayerNode, layer: tfl.layers.Layer): boolean {
+  const call = Number(/@(\d+)$/.exec(node.id)?.[1] ?? 0);
+  return (node.spec.kind === 'multiHeadAttention' && node.spec.causal) || layer.inboundNodes[call]?.callArgs?.useCausalMask === true;
+}
+
 /** How a layer call runs: training or inference, and what a training call records. */
 export interface CallMode {
   training: boolean;
@@ -37,11 +46,9 @@ export function callNode(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Te
   }
   if (training && mode.batchNorm?.isTracked(layer)) mode.batchNorm.record(layer, inputs[0]);
   if (node.spec.kind === 'multiHeadAttention') {
-    // The layer is multiHeadAttention.ts's (registered in place of tfjs's). Causal when the spec or
-    // the saved call (`use_causal_mask` of the layer's k-th node, for graph id `<layer>@k`) says so.
+    // The layer is multiHeadAttention.ts's (registered in place of tfjs's).
     const [query, value, key] = inputs;
-    const call = Number(/@(\d+)$/.exec(node.id)?.[1] ?? 0);
-    const useCausalMask = node.spec.causal || layer.inboundNodes[call]?.callArgs?.useCausalMask === true;
+    const useCausalMask = attentionIsCausal(node, layer);
     // Attention dropout: Shoal's deterministic mask over the scores [rows, heads, T, S].
     const rate = (layer as unknown as { dropout?: number }).dropout ?? 0;
     let attentionDropoutMask: ((shape: number[]) => tf.Tensor) | undefined;

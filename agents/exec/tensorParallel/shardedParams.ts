@@ -1,5 +1,3 @@
-import type { ParamSpec } from '../layerOps.js';
-
 /**
  * How a parameter's gradient is summed across a stage's devices:
  * - sharded: each tensor-parallel shard holds its own slice; sum over the data-parallel group only;
@@ -10,7 +8,12 @@ import type { ParamSpec } from '../layerOps.js';
 export type GradientSum = 'sharded' | 'replicated' | 'batchSplit';
 
 /** A parameter as one shard holds it: its slice (when split) and how its gradient is summed. */
-export interface ShardedParamSpec extends ParamSpec {
+export interface ShardedParamSpec {
+  /** The weight's manifest name (`<layer>/kernel`). */
+  name: string;
+  shape: number[];
+  /** Initial values where the executor makes them (empty where the layer's own variable holds them). */
+  init: Float32Array;
   sum: GradientSum;
   /** Present when this shard holds a slice: the whole tensor's shape and which slice. */
   split?: { axis: number; parts: number; index: number; fullShape: number[] };
@@ -37,10 +40,4 @@ export function placeSlice(into: Float32Array, slice: Float32Array, shape: numbe
   for (let o = 0; o < outer; o++) {
     into.set(slice.subarray(o * width * inner, (o + 1) * width * inner), (o * shape[axis] + index * width) * inner);
   }
-}
-
-/** The shard's slice of a whole parameter. */
-export function shardParam(spec: ParamSpec, axis: number, parts: number, index: number): ShardedParamSpec {
-  const shape = spec.shape.map((d, i) => (i === axis ? d / parts : d));
-  return { name: spec.name, shape, init: sliceAxis(spec.init, spec.shape, axis, parts, index), sum: 'sharded', split: { axis, parts, index, fullShape: spec.shape } };
 }
