@@ -1,5 +1,4 @@
 import type { StageFacts } from './stageFacts.js';
-import type { CostOptions } from './planCost.js';
 
 /**
  * Fixed costs of the runtime that no FLOP count sees, and that decide plans for small models: a
@@ -28,7 +27,7 @@ export const DEFAULT_OVERHEADS: RuntimeOverheads = { perLayerCallMs: 0.1, perMic
 /** For an idealised cluster, or where measured layer times already include them. */
 export const NO_OVERHEADS: RuntimeOverheads = { perLayerCallMs: 0, perMicroBatchMs: 0, perMessageMs: 0 };
 
-export function runtimeOverheads(options: CostOptions): RuntimeOverheads {
+export function runtimeOverheads(options: { overheads?: Partial<RuntimeOverheads> }): RuntimeOverheads {
   return { ...DEFAULT_OVERHEADS, ...options.overheads };
 }
 
