@@ -17,7 +17,7 @@ export class SizeError extends ConfigError {}
 export function preview(value: unknown): string {
   let text: string | undefined;
   try {
-    text = preview(value);
+    text = JSON.stringify(value);
   } catch {
     return Array.isArray(value) ? '(a deeply nested list)' : '(a deeply nested value)';
   }
