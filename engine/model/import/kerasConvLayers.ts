@@ -7,7 +7,7 @@ const AGENT_ACTIVATIONS: readonly string[] = ['linear', 'relu', 'softmax'] satis
 /** Only channels-last data is modelled; a channels-first layer becomes opaque with this reason. */
 function requireChannelsLast(config: Json): void {
   const format = read(config, 'data_format');
-  if (format !== undefined && format !== 'channels_last') throw new ConfigError(`data_format "${String(format)}" is not supported; Shoal models channels_last.`);
+  if (format !== undefined && format !== 'channels_last') throw new ConfigError(`data_format ${preview(format)} is not supported; Shoal models channels_last.`);
 }
 
 /** Conv1D and Conv2D: the agents' `conv2d` when it fits exactly, the general `conv` otherwise. */
