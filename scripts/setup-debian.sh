@@ -3,7 +3,7 @@
 # OpenSSH (sshd, ssh-keygen, ssh-agent) for the SSH tests, which run their own private sshd instances;
 # Slurm (slurmctld, slurmd, srun) and munge for the Slurm launcher's tests, which start a private two-node
 # Slurm on this host; NumPy, pandas and Pillow, with which the tests write data as users do (the README's
-# data examples).
+# data examples); h5py, with which the tests write Keras's .h5 and .keras files in Keras's own layout.
 # Skips what is already there; uses sudo when not run as root.
 set -euo pipefail
 need=()
@@ -12,7 +12,7 @@ if [ ! -x /usr/sbin/sshd ]; then need+=(openssh-server); fi
 if ! command -v ssh-keygen >/dev/null 2>&1 || ! command -v ssh-agent >/dev/null 2>&1; then need+=(openssh-client); fi
 if ! command -v slurmctld >/dev/null 2>&1 || ! command -v slurmd >/dev/null 2>&1; then need+=(slurm-wlm); fi
 if ! command -v munged >/dev/null 2>&1; then need+=(munge); fi
-for module in numpy:python3-numpy pandas:python3-pandas PIL:python3-pil; do
+for module in numpy:python3-numpy pandas:python3-pandas PIL:python3-pil h5py:python3-h5py; do
   if ! python3 -c "import ${module%%:*}" >/dev/null 2>&1; then need+=("${module#*:}"); fi
 done
 if [ ${#need[@]} -eq 0 ]; then
