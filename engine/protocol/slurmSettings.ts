@@ -16,8 +16,11 @@ const slurmWord = (what: string, example: string) =>
     .regex(/^[A-Za-z0-9][A-Za-z0-9._:,|&*=+-]*$/, `the ${what} uses letters, digits and . _ : , | & * = + -, e.g. ${example}`);
 
 export const SlurmSettingsSchema = z.strictObject({
-  /** `local`: Slurm's commands run on this machine (it is a login node); anything else is not yet supported. */
-  login: z.literal('local', { message: 'the login host must be "local" (run Shoal on the login node): SSH login hosts are not supported yet' }),
+  /**
+   * Where Slurm's commands run: `local`, this machine (it is a login node), or `ssh`, the cluster's one
+   * host (its login node, reached with everything an SSH host has: host keys, ProxyJump, ssh-agent).
+   */
+  login: z.enum(['local', 'ssh'], { message: 'the login node is "local" (this machine) or "ssh" (the cluster\'s login host)' }),
   partition: slurmWord('partition', 'gpu').optional(),
   account: slurmWord('account', 'proj123').optional(),
   /** Generic resources per node, as sbatch --gres takes them: `gpu:4`. */

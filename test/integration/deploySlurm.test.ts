@@ -12,6 +12,7 @@ import { runStopCommand } from '../../engine/node/commands/stop.js';
 import { findDeployRecord } from '../../engine/node/jobs/deployRecord.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 import { useTempHome } from '../support/homes.js';
+import { makeUserKey, startSshd } from '../support/sshd.js';
 import { slurmUnavailable, startSlurm, type PrivateSlurm } from '../support/slurm.js';
 import { saveLayersModel, tf, twoInTwoOut, writeNpyData, TWO_IN_TWO_OUT_ARRAYS } from '../support/userModels.js';
 
@@ -78,10 +79,48 @@ describe.skipIf(unavailable !== undefined)(`Slurm launcher on a real two-node Sl
     expect(w.out).toContain('✗ partition gpu does not exist (partitions: debug): give one of these with --partition');
     expect(w.out).toMatch(/✗ Slurm refuses a job with this cluster's settings: .*invalid partition/i);
 
-    const bad = await run(runClusterCommand, 'add', 'bad', '--slurm', 'login1');
+    const bad = await run(runClusterCommand, 'add', 'bad', '--slurm', 'me@login:99999');
     expect(bad.code).toBe(1);
-    expect(bad.err).toContain('--slurm login1: the login host must be "local"');
+    expect(bad.err).toMatch(/99999/);
   });
+
+  test('--slurm user@login-host: cluster test and a deploy that trains to the end, all through the SSH login host', async () => {
+    const key = makeUserKey(join(env.home, 'keys'), 'login');
+    // The login host's sessions share this test's home, as a cluster's nodes mount the login node's.
+    const login = await startSshd({ address: '127.0.0.9', authorizedKeys: [key.publicKey], home: env.home });
+    try {
+      const where = `${login.user}@127.0.0.9:${login.port}`;
+      const add = await run(runClusterCommand, 'add', 'remote', '--slurm', where, '--identity', key.path, '--partition', 'debug', '--env', `SLURM_CONF=${slurm.conf}`);
+      expect(add.code, add.err).toBe(0);
+      expect(add.out).toContain(`Cluster remote: Slurm, from login host ${where} (partition debug) saved.`);
+      // An unknown login host key is refused unless trusted, as for any SSH host.
+      const refused = await run(runClusterCommand, 'test', 'remote');
+      expect(refused.code).not.toBe(0);
+      expect(refused.out + refused.err).toMatch(/host key/i);
+      const t = await run(runClusterCommand, 'test', 'remote', '--trust-new');
+      expect(t.code, t.out + t.err).toBe(0);
+      expect(t.out).toMatch(/^ {2}debug\* +up +2 +idle/m);
+      expect(t.out).toMatch(/^Ready: /m);
+
+      const d = await run(runDeployCommand, '--cluster', 'remote', '--model', 'mlp', '--plan', 'pp1-dp2', '--steps', '20', '--eval-every', '20', '--json');
+      expect(d.code, d.err).toBe(0);
+      expect(d.err).toContain('on login host 127.0.0.9');
+      const deployed = jsonLines<{ type: string; jobId: string }>(d.out).find((e) => e.type === 'deployed')!;
+      const events = jsonLines<JobEvent>(d.out);
+      expect(events.filter((e) => e.type === 'step')).toHaveLength(20);
+      expect(events.filter((e) => e.type === 'agent').map((e) => e.type === 'agent' && e.host).sort()).toEqual(['node1', 'node2']);
+      expect(events.at(-1)?.type).toBe('final');
+      const { record } = findDeployRecord(deployed.jobId);
+      expect(record.slurm!.login?.address).toBe('127.0.0.9');
+      for (let i = 0; i < 100 && squeue() !== ''; i++) await sleep(200);
+      expect(squeue()).toBe('');
+      // Found again through the login host: the record's allocation, asked of Slurm there.
+      const jobs = JSON.parse((await run(runJobsCommand, '--json')).out) as JobSummary[];
+      expect(jobs.find((j) => j.jobId === deployed.jobId)).toMatchObject({ state: 'finished', slurm: { allocation: record.slurm!.allocation, state: 'ended' } });
+    } finally {
+      await login.stop();
+    }
+  }, 300_000);
 
   test('deploy pp2-dp1 over node1 and node2 trains to the end; the allocation is given back; the checkpoint comes home', async () => {
     const d = await run(runDeployCommand, '--cluster', 'hpc', '--model', 'mlp', '--plan', 'pp2-dp1', '--epochs', '1', '--checkpoint-every', '50', '--json');

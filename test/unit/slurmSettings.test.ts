@@ -15,7 +15,7 @@ describe('Slurm settings', () => {
     expect(bad({ gres: '4' })).toBe('give GPUs per node as gpu:N or gpu:TYPE:N, e.g. gpu:4');
     expect(bad({ time: '2h' })).toMatch(/^give the time limit as \[D-\]HH:MM:SS/);
     expect(bad({ partition: 'gpu; rm -rf ~' })).toMatch(/^the partition uses letters, digits/);
-    expect(SlurmSettingsSchema.safeParse({ login: 'login1' }).error?.issues[0].message).toMatch(/must be "local"/);
+    expect(SlurmSettingsSchema.safeParse({ login: 'login1' }).error?.issues[0].message).toMatch(/"local" \(this machine\) or "ssh"/);
   });
 
   test('the queue line says the state, the reason and the time waited', () => {

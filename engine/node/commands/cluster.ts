@@ -13,12 +13,12 @@ import { runClusterEdit } from './clusterEdit.js';
 import { runClusterTest } from './clusterTest.js';
 import { processIo, type CommandIo } from './commandIo.js';
 import { clusterName, UsageError } from './clusterUsage.js';
-import { addSlurmCluster, runSlurmClusterTest, SLURM_ADD_OPTIONS, slurmLine, wantsSlurm } from './clusterSlurm.js';
+import { addSlurmCluster, loginLine, runSlurmClusterTest, SLURM_ADD_OPTIONS, slurmLine, wantsSlurm } from './clusterSlurm.js';
 
 export const CLUSTER_USAGE = `Usage:
   shoal cluster add <name> --host user@address[:port] [--host …] [--identity key] [--jump user@jump[:port]]…
                     [--remote-dir ~/.shoal|/abs/path] [--setup 'command']… [--env NAME=value]…
-  shoal cluster add <name> --slurm local [--partition P] [--account A] [--gres gpu:N] [--time HH:MM:SS]
+  shoal cluster add <name> --slurm local|user@login-host[:port] [--partition P] [--account A] [--gres gpu:N] [--time HH:MM:SS]
                     [--constraint FEATURES] [--remote-dir …] [--setup …]… [--env …]…
   shoal cluster import --name <name> [--ssh-config file] [--hosts a,b]
   shoal cluster test <name> [--trust-new] [--json] [--no-survey]
@@ -35,8 +35,10 @@ home). --setup: a command run on every host at every deploy (repeat for several;
 cluster's list). --env: a variable every process on the hosts gets (added by name). add on an existing
 cluster may give only these. Setup commands and env are stored and shown in plain text: no secrets.
 remove without --host removes the cluster and its measured links; with --host, those hosts only.
---slurm local: a Slurm cluster whose login node is this machine; each deploy asks it for an allocation
-(one node per agent) with these options, and test reports sinfo per partition and what blocks a job.
+--slurm user@login-host[:port]: a Slurm cluster whose commands run on that login host over SSH (with
+--identity, --jump and host keys as for --host; --env reaches Slurm's commands there too); --slurm local:
+its login node is this machine. Each deploy asks it for an allocation (one node per agent) with these
+options, and test reports sinfo per partition and what blocks a job.
 edit changes one host: --identity '' or --jump '' clears the key or the jump chain; left out, they are kept.
 `;
 
@@ -94,14 +96,6 @@ function addCommand(args: string[], io: CommandIo): number {
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
   const settings = settingsFrom(values);
-  if (wantsSlurm(values)) {
-    if (values.host?.length) throw new UsageError('A Slurm cluster has no --host: Slurm chooses its nodes. Give --slurm local, or --host for a cluster of SSH hosts.');
-    return addSlurmCluster(name, values, settings, io);
-  }
-  const known = loadClusters().some((c) => c.name === name);
-  if (!values.host?.length && !(known && Object.keys(settings).length)) {
-    throw new UsageError(known ? 'Give --host user@address[:port], or settings to change (--remote-dir, --setup, --env).' : 'Give at least one --host user@address[:port].');
-  }
   const me = userInfo().username;
   const identityFiles = (values.identity ?? []).map((f) => {
     const path = resolve(expandHome(f));
@@ -113,6 +107,15 @@ function addCommand(args: string[], io: CommandIo): number {
   const jump: JumpHop[] = (values.jump ?? [])
     .flatMap((j) => j.split(','))
     .map((spec) => ({ ...parseHostSpec(spec.trim(), me), identityFiles }));
+  const hostOf = (spec: string): SshHost => ({ ...parseHostSpec(spec, me), alias: parseHostSpec(spec, me).address, identityFiles, useAgent: true, jump });
+  if (wantsSlurm(values)) {
+    if (values.host?.length) throw new UsageError('A Slurm cluster has no --host: Slurm chooses its nodes. Give --slurm local (this machine is the login node) or --slurm user@login-host, or --host for a cluster of SSH hosts.');
+    return addSlurmCluster(name, values, settings, io, values.slurm !== undefined && values.slurm !== 'local' ? hostOf(values.slurm) : undefined);
+  }
+  const known = loadClusters().some((c) => c.name === name);
+  if (!values.host?.length && !(known && Object.keys(settings).length)) {
+    throw new UsageError(known ? 'Give --host user@address[:port], or settings to change (--remote-dir, --setup, --env).' : 'Give at least one --host user@address[:port].');
+  }
   const existing = loadClusters().find((c) => c.name === name)?.hosts ?? [];
   const hosts: SshHost[] = [];
   for (const spec of values.host ?? []) {
@@ -212,7 +215,7 @@ function showCommand(args: string[], io: CommandIo): number {
     io.out(JSON.stringify({ ...cluster, links: profile ?? null }, null, 2) + '\n');
     return 0;
   }
-  io.out(`${cluster.name}${cluster.slurm ? `  (Slurm from this machine: ${slurmLine(cluster.slurm)})` : ''}\n`);
+  io.out(`${cluster.name}${cluster.slurm ? `  (Slurm from ${loginLine(cluster.slurm.login === 'ssh' ? cluster.hosts[0] : undefined)}: ${slurmLine(cluster.slurm)})` : ''}\n`);
   io.out(settingsLines(cluster));
   for (const h of cluster.hosts) io.out(`  ${h.alias}  ${h.user}@${endpointLabel(h)}${h.jump.length ? `  via ${h.jump.map((j) => endpointLabel(j)).join(' → ')}` : ''}\n`);
   io.out(profile ? linkReport(profile, clusterProfileFile(name)) : `No links measured yet. Measure them with: shoal cluster test ${name}\n`);
@@ -233,6 +236,6 @@ async function testCommand(args: string[], io: CommandIo): Promise<number> {
   const name = clusterName(positionals[0]);
   if (positionals.length > 1) throw new UsageError(`Unexpected argument "${positionals[1]}".`);
   const cluster = requireCluster(name);
-  if (cluster.slurm) return runSlurmClusterTest(cluster, { json: values.json === true }, io);
+  if (cluster.slurm) return runSlurmClusterTest(cluster, { json: values.json === true, trustNew: values['trust-new'] === true }, io);
   return runClusterTest(cluster, { trustNew: values['trust-new'] === true, json: values.json === true, survey: values['no-survey'] !== true }, io);
 }

@@ -74,7 +74,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
       cluster.kind === 'local'
         ? new LocalLauncher()
         : cluster.kind === 'slurm'
-          ? new SlurmLauncher(cluster.slurm, { settings: cluster.settings, tasks: agentsNeeded(plan), signal: queue!.signal })
+          ? new SlurmLauncher(cluster.slurm, { settings: cluster.settings, tasks: agentsNeeded(plan), signal: queue!.signal, login: cluster.login, connect: connectPrompts(io, values['trust-new'] === true) })
           : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, settings: cluster.settings });
     // A Slurm cluster's nodes are known once allocated: its rows are as wide as Slurm node names usually are.
     const width = Math.max(8, ...launcher.targets.map((t) => t.alias.length));

@@ -7,7 +7,7 @@ import { listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
 import { launcherFor } from '../jobs/launcherFor.js';
 import { processIo } from './jobIo.js';
 import { errorsOncePerHost } from './hostErrorsOnce.js';
-import { queueState } from '../deploy/slurm/allocation.js';
+import { SlurmLauncher } from '../deploy/slurm/slurmLauncher.js';
 import type { DeployedJobSummary } from '../../protocol/deploy.js';
 import { reportCommandError } from './usage.js';
 
@@ -56,8 +56,9 @@ export async function summarizeDeployedJob(record: DeployRecord, launcher: Launc
   }
   const summary = summarizeJob(record, states, membership);
   if (!record.slurm) return summary;
-  const q = await queueState(record.slurm.allocation).catch(() => undefined);
-  const slurm = { allocation: record.slurm.allocation, state: q?.state ?? 'ended' };
+  // Slurm no longer listing the allocation means it ended; a login node that does not answer says nothing of it.
+  const state = launcher instanceof SlurmLauncher ? await launcher.allocationState().then((q) => q?.state ?? 'ended', () => 'unknown (the login node did not answer)') : 'ended';
+  const slurm = { allocation: record.slurm.allocation, state };
   return { ...summary, slurm, detail: `Slurm job ${slurm.allocation} ${slurm.state}; ${summary.detail}` };
 }
 

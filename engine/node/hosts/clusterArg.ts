@@ -11,7 +11,7 @@ const ClusterFileSchema = z.object({ name: z.string().min(1).optional(), hosts: 
 export type ClusterChoice =
   | { kind: 'local'; name: 'local' }
   | { kind: 'ssh'; name: string; hosts: SshHost[]; settings: ClusterSettings }
-  | { kind: 'slurm'; name: string; slurm: SlurmSettings; settings: ClusterSettings };
+  | { kind: 'slurm'; name: string; slurm: SlurmSettings; settings: ClusterSettings; /** Where Slurm's commands run over SSH (`slurm.login` "ssh"). */ login?: SshHost };
 
 /**
  * What `--cluster` names: `local` (this machine), a JSON file `{ "hosts": [ … ] }` (hosts as in
@@ -38,7 +38,7 @@ export function resolveClusterArg(arg: string | undefined): ClusterChoice {
   const clusters = loadClusters();
   const found = clusters.find((c) => c.name === arg);
   if (!found) throw new Error(`No cluster "${arg}". ${clusters.length ? `Clusters: ${clusters.map((c) => c.name).join(', ')}.` : 'Add one with: shoal cluster add <name> --host user@address[:port]'} (Or give a cluster JSON file, or local.)`);
-  if (found.slurm) return { kind: 'slurm', name: found.name, slurm: found.slurm, settings: clusterSettingsOf(found) };
+  if (found.slurm) return { kind: 'slurm', name: found.name, slurm: found.slurm, settings: clusterSettingsOf(found), ...(found.slurm.login === 'ssh' && found.hosts[0] ? { login: found.hosts[0] } : {}) };
   if (found.hosts.length === 0) throw new Error(`Cluster ${arg} has no hosts. Add some with: shoal cluster add ${arg} --host user@address[:port]`);
   return { kind: 'ssh', name: found.name, hosts: found.hosts, settings: clusterSettingsOf(found) };
 }

@@ -17,7 +17,10 @@ export const SshClusterSchema = z.strictObject({
   name: z.string().min(1),
   hosts: z.array(SshHostSchema),
   ...ClusterSettingsSchema.shape,
-  /** Present for a cluster reached through Slurm (its `hosts` are then empty: Slurm picks the nodes). */
+  /**
+   * Present for a cluster reached through Slurm: Slurm picks the nodes, so `hosts` is empty, or holds
+   * the one login host when Slurm's commands run there over SSH (`slurm.login` "ssh").
+   */
   slurm: SlurmSettingsSchema.optional(),
   lastTest: ClusterTestRecordSchema.optional(),
 });

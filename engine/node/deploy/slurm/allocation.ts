@@ -1,6 +1,7 @@
 import type { SlurmSettings } from '../../../protocol/slurmSettings.js';
 import type { LaunchTarget } from '../launcher.js';
-import { slurmOk, slurmRun } from './slurmCli.js';
+import { slurmOk } from './slurmCli.js';
+import type { SlurmControl } from './slurmControl.js';
 
 /** Where a request stands in Slurm's queue, as squeue says it. */
 export interface QueueState {
@@ -50,8 +51,8 @@ export function sbatchArgs(settings: SlurmSettings, request: { nodes: number; ta
 }
 
 /** squeue's view of one job; undefined once Slurm no longer lists it (it ended). */
-export async function queueState(id: string): Promise<QueueState | undefined> {
-  const r = await slurmRun('squeue', ['-h', '-j', id, '-o', '%T|%r|%M']);
+export async function queueState(control: SlurmControl, id: string): Promise<QueueState | undefined> {
+  const r = await control.run('squeue', ['-h', '-j', id, '-o', '%T|%r|%M']);
   const line = r.stdout.trim().split('\n')[0];
   if (r.code !== 0 || !line) return undefined;
   const [state, reason, elapsed] = line.split('|');
@@ -70,24 +71,25 @@ const sleep = (ms: number, signal?: AbortSignal) =>
  * `signal` (Ctrl-C) cancels the request with scancel, so nothing is left queued.
  */
 export async function requestAllocation(
+  control: SlurmControl,
   settings: SlurmSettings,
   request: { nodes: number; tasksPerNode: number; name: string },
   onQueue: (q: QueueState) => void,
   signal?: AbortSignal,
 ): Promise<Allocation> {
-  const id = (await slurmOk('sbatch', sbatchArgs(settings, request))).trim().split(';')[0];
+  const id = (await slurmOk(control, 'sbatch', sbatchArgs(settings, request))).trim().split(';')[0];
   if (!/^\d+$/.test(id)) throw new Error(`sbatch answered "${id}" where a job id was expected.`);
   let said = '';
   let saidAt = 0;
   for (;;) {
     if (signal?.aborted) {
-      await cancelAllocation(id);
+      await cancelAllocation(control, id);
       throw new Error(`Cancelled the Slurm allocation ${id} while it waited in the queue (nothing was started).`);
     }
-    const q = await queueState(id);
+    const q = await queueState(control, id);
     if (!q) throw new Error(`Slurm allocation ${id} ended before it ran: see sacct -j ${id} (or scontrol show job ${id}) for why.`);
     if (!WAITING.has(q.state) && q.state !== 'RUNNING') {
-      await cancelAllocation(id);
+      await cancelAllocation(control, id);
       throw new Error(`Slurm allocation ${id} is ${q.state} (${q.reason}) instead of running: see scontrol show job ${id}.`);
     }
     const key = `${q.state}|${q.reason}`;
@@ -96,18 +98,18 @@ export async function requestAllocation(
       said = key;
       saidAt = Date.now();
     }
-    if (q.state === 'RUNNING') return { id, ...(await allocationNodes(id)) };
+    if (q.state === 'RUNNING') return { id, ...(await allocationNodes(control, id)) };
     await sleep(POLL_MS, signal);
   }
 }
 
 /** The nodes of a running allocation with their addresses, and its end time. */
-export async function allocationNodes(id: string): Promise<{ nodes: LaunchTarget[]; endTime?: string }> {
-  const [list, end] = (await slurmOk('squeue', ['-h', '-j', id, '-o', '%N|%e'])).trim().split('|');
-  const names = (await slurmOk('scontrol', ['show', 'hostnames', list])).trim().split('\n').filter(Boolean);
+export async function allocationNodes(control: SlurmControl, id: string): Promise<{ nodes: LaunchTarget[]; endTime?: string }> {
+  const [list, end] = (await slurmOk(control, 'squeue', ['-h', '-j', id, '-o', '%N|%e'])).trim().split('|');
+  const names = (await slurmOk(control, 'scontrol', ['show', 'hostnames', list])).trim().split('\n').filter(Boolean);
   const nodes: LaunchTarget[] = [];
   for (const name of names) {
-    const shown = await slurmOk('scontrol', ['show', 'node', '-o', name]);
+    const shown = await slurmOk(control, 'scontrol', ['show', 'node', '-o', name]);
     const addr = / NodeAddr=(\S+)/.exec(shown)?.[1] ?? name;
     nodes.push({ alias: name, peerAddress: addr });
   }
@@ -115,10 +117,10 @@ export async function allocationNodes(id: string): Promise<{ nodes: LaunchTarget
 }
 
 /** scancel, then wait (bounded) until Slurm no longer lists the job as running or pending. */
-export async function cancelAllocation(id: string): Promise<void> {
-  await slurmRun('scancel', [id]);
+export async function cancelAllocation(control: SlurmControl, id: string): Promise<void> {
+  await control.run('scancel', [id]);
   for (let i = 0; i < 60; i++) {
-    const q = await queueState(id);
+    const q = await queueState(control, id);
     if (!q || !(WAITING.has(q.state) || q.state === 'RUNNING' || q.state === 'COMPLETING')) return;
     await sleep(500);
   }

@@ -1,14 +1,15 @@
 import { spawn } from 'node:child_process';
 import type { RemoteResult } from '../ssh/exec.js';
+import type { SlurmCommandOptions, SlurmControl } from './slurmControl.js';
 
 /**
- * Slurm's commands (sbatch, srun, squeue, sinfo, scontrol, scancel) run on the login node; with
- * `--slurm local` that is this machine. One place runs them, so a missing command or a stuck
- * controller reads the same everywhere: what was run, what it said, and what to do.
+ * Slurm's commands (sbatch, srun, squeue, sinfo, scontrol, scancel) on this machine when it is the
+ * login node (`--slurm local`; over SSH: slurmControl.ts). A missing command or a stuck controller
+ * reads the same everywhere: what was run, what it said, and what to do.
  */
-export function slurmRun(program: string, args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<RemoteResult> {
+export function slurmRun(program: string, args: readonly string[], options: { stdin?: string; timeoutMs?: number; env?: Record<string, string> } = {}): Promise<RemoteResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(program, args, { stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...options.env } });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     const timeoutMs = options.timeoutMs ?? 60_000;
@@ -35,9 +36,9 @@ export function slurmRun(program: string, args: readonly string[], options: { st
   });
 }
 
-/** Like slurmRun, but a non-zero exit is an error quoting Slurm's own words. Returns stdout. */
-export async function slurmOk(program: string, args: readonly string[], options: { stdin?: string; timeoutMs?: number } = {}): Promise<string> {
-  const r = await slurmRun(program, args, options);
+/** A Slurm command on the login node where a non-zero exit is an error quoting Slurm's own words. Returns stdout. */
+export async function slurmOk(control: SlurmControl, program: string, args: readonly string[], options: SlurmCommandOptions = {}): Promise<string> {
+  const r = await control.run(program, args, options);
   if (r.code !== 0) throw new Error(`${program} ${args.join(' ')} failed (exit ${r.code}): ${(r.stderr.trim() || r.stdout.trim() || 'no output').split('\n').slice(-6).join('\n')}`);
   return r.stdout;
 }

@@ -1,4 +1,5 @@
 import type { SlurmSettings } from '../../../protocol/slurmSettings.js';
+import type { SshHost } from '../../hosts/host.js';
 
 /** What a deployed job's record keeps of its Slurm allocation, to find its processes again. */
 export interface SlurmJobRecord {
@@ -9,4 +10,6 @@ export interface SlurmJobRecord {
   nodes: Array<{ alias: string; peerAddress: string }>;
   /** When Slurm ends the allocation (its time limit), absent when it has none. */
   endTime?: string;
+  /** The login host, when Slurm's commands run there over SSH. */
+  login?: SshHost;
 }

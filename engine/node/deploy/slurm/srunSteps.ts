@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { ShellRunner } from '../jobOps.js';
-import { slurmRun } from './slurmCli.js';
+import { shQuote } from '../shellQuote.js';
+import type { SlurmControl } from './slurmControl.js';
 
 /** srun's arguments for one `sh -s` task on one node of the allocation, beside the job's other steps. */
 const stepArgs = (allocation: string, node: string, name: string) => [
@@ -18,55 +17,72 @@ const stepArgs = (allocation: string, node: string, name: string) => [
 ];
 
 /** Run a script on one node of the allocation and wait for it (status, stop, checks): stdin carries it. */
-export function srunShell(allocation: string, node: string): ShellRunner {
-  return (script) => slurmRun('srun', stepArgs(allocation, node, 'shoal-sh'), { stdin: script, timeoutMs: 120_000 });
+export function srunShell(control: SlurmControl, allocation: string, node: string): ShellRunner {
+  return (script) => control.run('srun', stepArgs(allocation, node, 'shoal-sh'), { stdin: script, timeoutMs: 120_000 });
 }
 
+const SEPARATOR = '--- shoal step ---';
+
 /**
- * Start a long-lived step: `srun … sh -s` detached from this process (its own session, so the end of
- * the CLI or the studio does not end it), the script read from a mode-600 file in `dir` (it carries
- * the job secret), its output going to files there. The step lives as long as the script does, so the
- * processes it starts stay inside the allocation (proctrack sees them; scancel ends them). Resolves
- * with the step's output once `ready` accepts it; an exit before that is an error with srun's words.
+ * The login-node script that starts a step detached (`setsid`: its own session, so neither the end of
+ * the CLI, the studio nor an SSH session ends it): the node's script goes to a mode-600 file (it
+ * carries the job secret) that srun reads as its stdin, srun's output and exit status to files beside it.
+ */
+function detachScript(control: SlurmControl, args: readonly string[], base: string, script: string): string {
+  let delimiter = `SHOAL_${randomBytes(6).toString('hex')}`;
+  while (script.includes(delimiter)) delimiter = `SHOAL_${randomBytes(6).toString('hex')}`;
+  const exports = Object.entries(control.env).map(([k, v]) => `export ${k}=${shQuote(v)}\n`);
+  const srun = ['srun', ...args].map(shQuote).join(' ');
+  return [
+    'umask 077',
+    `B=${base}`,
+    'mkdir -p "$(dirname "$B")" || exit 1',
+    'rm -f "$B.out" "$B.err" "$B.exit"',
+    `cat > "$B.sh" <<'${delimiter}'\n${script}${script.endsWith('\n') ? '' : '\n'}${delimiter}`,
+    `${exports.join('')}command -v srun >/dev/null 2>&1 || { echo "srun is not on the PATH of ${control.where}" >&2; exit 127; }`,
+    `setsid sh -c ${shQuote(`${srun} < "$1.sh" > "$1.out" 2> "$1.err"; echo $? > "$1.exit"`)} shoal-step "$B" </dev/null >/dev/null 2>&1 &`,
+    'echo started',
+    '',
+  ].join('\n');
+}
+
+/** What the step has said so far: its output, its exit status once it ended, the end of its errors. */
+const pollScript = (base: string) => `B=${base}\ncat "$B.out" 2>/dev/null\necho '${SEPARATOR}'\ncat "$B.exit" 2>/dev/null\necho '${SEPARATOR}'\ntail -c 4000 "$B.err" 2>/dev/null\n`;
+
+/**
+ * Start a long-lived step on `node` from the login node. The step lives as long as the script does, so
+ * the processes it starts stay inside the allocation (proctrack sees them; scancel ends them).
+ * `dirWord` is the folder for its files as one shell word on the login node. Resolves with the step's
+ * output once `ready` accepts it; an exit before that is an error with srun's words.
  */
 export async function startStep(
+  control: SlurmControl,
   allocation: string,
   node: string,
   name: string,
   script: string,
-  dir: string,
+  dirWord: string,
   ready: (stdout: string) => boolean,
   timeoutMs = 120_000,
 ): Promise<string> {
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const base = join(dir, `${node}-${name}`);
-  writeFileSync(`${base}.sh`, script, { mode: 0o600 });
-  const input = openSync(`${base}.sh`, 'r');
-  const output = openSync(`${base}.out`, 'w', 0o600);
-  const errors = openSync(`${base}.err`, 'w', 0o600);
-  let exited: number | null | undefined;
-  try {
-    const child = spawn('srun', stepArgs(allocation, node, `shoal-${name}`), { detached: true, stdio: [input, output, errors] });
-    child.once('error', () => (exited = -1));
-    child.once('exit', (code) => (exited = code));
-    child.unref();
-  } finally {
-    for (const fd of [input, output, errors]) closeSync(fd);
+  const base = `${dirWord}/${shQuote(`${node}-${name}`)}`;
+  const started = await control.shell(detachScript(control, stepArgs(allocation, node, `shoal-${name}`), base, script));
+  if (started.code !== 0 || !/^started$/m.test(started.stdout)) {
+    throw new Error(`could not start srun on ${node} from ${control.where} (exit ${started.code}): ${(started.stderr.trim() || started.stdout.trim() || 'no output').split('\n').slice(-6).join('\n')}`);
   }
-  const read = (ext: string) => (existsSync(`${base}.${ext}`) ? readFileSync(`${base}.${ext}`, 'utf8') : '');
   try {
     for (const until = Date.now() + timeoutMs; ; ) {
-      const out = read('out');
+      const [out = '', exit = '', errors = ''] = (await control.shell(pollScript(base))).stdout.split(`${SEPARATOR}\n`);
       if (ready(out)) return out;
-      if (exited !== undefined) {
-        const said = (read('err').trim() || out.trim() || 'no output').split('\n').slice(-8).join('\n');
-        throw new Error(`srun on ${node} ended (exit ${exited}) before ${name} started: ${said}`);
+      if (exit.trim() !== '') {
+        const said = (errors.trim() || out.trim() || 'no output').split('\n').slice(-8).join('\n');
+        throw new Error(`srun on ${node} ended (exit ${exit.trim()}) before ${name} started: ${said}`);
       }
-      if (Date.now() > until) throw new Error(`${name} did not start on ${node} within ${timeoutMs / 1000} s; srun said: ${read('err').trim() || 'nothing'}`);
-      await new Promise((r) => setTimeout(r, 100));
+      if (Date.now() > until) throw new Error(`${name} did not start on ${node} within ${timeoutMs / 1000} s; srun said: ${errors.trim() || 'nothing'}`);
+      await new Promise((r) => setTimeout(r, 200));
     }
   } finally {
     // The script holds the secret; srun has read it (the process's config is written on the node).
-    rmSync(`${base}.sh`, { force: true });
+    await control.shell(`rm -f ${base}.sh\n`).catch(() => {});
   }
 }
