@@ -10,6 +10,11 @@ export interface MemoryBreakdown {
   activations: number;
   /** Communication buffers (all-reduce buckets, activation send/receive buffers). */
   buffers: number;
+  /** The runtime's copies: parameters and optimizer state kept to undo a discarded step; ZeRO's chunk variables. */
+  copies: number;
+  /** What the optimizer's update holds beyond the model state: the gradients it reads and its temporaries. */
+  update: number;
+  /** At the step's high point: model state, the copies, and the larger of the passes' and the update's needs. */
   total: number;
 }
 
