@@ -112,7 +112,7 @@ for (const c of cases) {
     delete process.env.SHOAL_MEMORY_STATS;
   }
   const lines = readFileSync(statsFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { rank: number; stage: number; step: number; peakBytes: number; passesPeakBytes: number });
-  const cost = costOfPlan(plan, graph, localClusterSpec(agents));
+  const cost = costOfPlan(plan, graph, localClusterSpec(agents), { activations: 'tfjs' });
   const devices: DeviceRow[] = cost.devices.map((d) => ({
     rank: d.rank,
     stage: d.stage,
@@ -151,7 +151,7 @@ const columns: Column<Row>[] = [
   { key: 'predictedActivationBytes', title: 'pred. activations', format: (v) => kib(v as number), align: 'right' },
 ];
 const notes = [
-  `Measured: per agent, the most bytes tensors' data buffers held at once during a step (every buffer tfjs's engine registers and frees, followed to the allocation; agents/runtime/memoryWatermark.ts), highest over ${steps} steps. Predicted: costOfPlan's memory total for that device (parameters, gradients, optimizer state under ZeRO, kept activations × micro-batches in flight, buffers). Each row shows the device where predicted and measured differ most.`,
+  `Measured: per agent, the most bytes tensors' data buffers held at once during a step (every buffer tfjs's engine registers and frees, followed to the allocation; agents/runtime/memoryWatermark.ts), highest over ${steps} steps. Predicted: costOfPlan's memory total for that device with activations counted as tfjs holds them (activations: 'tfjs'): parameters, optimizer state under ZeRO, the runtime's copies (the undo copy, ZeRO's chunk variables), and the larger of the passes (gradients, tapes and kept outputs × micro-batches in flight, buffers) and the update (gradients and every temporary of the optimizer). Each row shows the device where predicted and measured differ most.`,
   `${within} of ${rows.length} plans within 15% (target: all); largest error ${(worstError * 100).toFixed(1)}%.`,
   `Adam (2 slots per parameter), float32, the agents' default backend. Load average (1 min) before / after ${loadBefore.toFixed(2)} / ${loadavg()[0].toFixed(2)} on ${cpus().length} cores; benchmark wall time ${((performance.now() - started) / 1000).toFixed(0)} s.`,
 ];

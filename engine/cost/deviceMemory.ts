@@ -65,7 +65,7 @@ export function deviceMemory(ctx: CostContext, place: Placement): DeviceCost {
   const parameters = state.parameters + f.nonTrainableParams * bytesPerElement;
   const copies = state.parameters + state.optimizer + (sharded > 1 ? updated : 0);
   const held = activationsInFlight(plan, place.stage);
-  const tfjs = (ctx.options.precision ?? 'fp32') === 'fp32' && bytesPerElement === 4;
+  const tfjs = ctx.options.activations === 'tfjs' && bytesPerElement === 4;
   const activations = tfjs ? tfjsActivationBytes(ctx, place.stage, held) : minimalActivationBytes(ctx, place.stage, held);
   const bucket = ctx.options.allReduceBucketBytes ?? GRADIENT_BUCKET_BYTES;
   const gradientBytes = f.params * bytesPerElement;

@@ -124,4 +124,10 @@ export interface CostOptions {
   allReduceBucketBytes?: number;
   /** Compute at fp16/bf16 tensor-core speed and keep mixed-precision state (for sizing GPU clusters). */
   precision?: 'fp32' | 'mixed';
+  /**
+   * How activations are counted: `minimal` (the default) what backward needs (Korthikanti et al.'s
+   * count, engine/model/facts/kept.ts); `tfjs` what the agents' tfjs executor holds in float32, tapes
+   * and copies included (engine/model/facts/tape.ts), which `bench -- memory` holds to the measured peak.
+   */
+  activations?: 'minimal' | 'tfjs';
 }
