@@ -23,6 +23,7 @@ import { parsePlan } from '../../engine/plan/plan.js';
 import { remapVirtualNodes } from '../../engine/plan/elastic.js';
 import { disposeStage, localState } from './localState.js';
 import { StepUndo } from './stepUndo.js';
+import { beginMemoryStep, memoryStepDone, watchTensorMemory } from './memoryWatermark.js';
 import type { ShardedGraphStage } from '../exec/tensorParallel/shardedGraphStage.js';
 import { HEARTBEAT_INTERVAL_MS } from '../../engine/plan/runtimeConstants.js';
 
@@ -45,6 +46,7 @@ export async function runAgent(): Promise<void> {
     else process.stderr.write(`${prefix()} ${message}\n`);
   };
 
+  watchTensorMemory();
   const backend = await selectBackend({ log: (m) => log('info', m) });
   // One mesh per generation of the job (a resize or a lost agent starts a new one, with new ranks).
   /** This stage's snapshot, kept while a resize hands it to the next generation (stateShare.ts). */
@@ -121,7 +123,9 @@ export async function runAgent(): Promise<void> {
         const c = stage('A step');
         undo.capture(c, request.step);
         timeline.begin({ stage: c.me.stage, rank: c.me.rank, replica: c.me.replica }, request.timeline);
+        beginMemoryStep();
         const result = await runPipelineStep(c, request.step);
+        memoryStepDone(c.me, request.step);
         const recorded = timeline.take();
         return tell({ type: 'stepDone', requestId: request.requestId, rank: c.me.rank, step: request.step, ...result, timeline: recorded.events, memory: recorded.memory });
       }

@@ -14,6 +14,7 @@ import { allReduce } from '../comm/collectives.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { RowRead } from '../data/prefetcher.js';
 import { beginStep, trainingRows } from '../data/stepRows.js';
+import { memoryUpdateBegins } from '../runtime/memoryWatermark.js';
 
 export interface StepResult {
   /** This agent's share of the step's mean loss (non-zero on last-stage agents only). */
@@ -146,6 +147,7 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
 
   // Summation over the stage's devices and the update, as one event: GradientSync interleaves them.
   const bytes = module.params.reduce((n, p) => n + p.size * 4, 0);
+  memoryUpdateBegins();
   const { allReduceMs } = await timeline.timeAsync('allreduce', () => gradients.finish(step), { bytes });
   module.applyConstraints?.();
   await updateBatchNormStatistics(ctx, step);

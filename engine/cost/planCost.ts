@@ -10,6 +10,11 @@ export interface MemoryBreakdown {
   activations: number;
   /** Communication buffers (all-reduce buckets, activation send/receive buffers). */
   buffers: number;
+  /** The runtime's copies: parameters and optimizer state kept to undo a discarded step; ZeRO's chunk variables. */
+  copies: number;
+  /** What the optimizer's update holds beyond the model state: the gradients it reads and its temporaries. */
+  update: number;
+  /** At the step's high point: model state, the copies, and the larger of the passes' and the update's needs. */
   total: number;
 }
 
@@ -119,4 +124,10 @@ export interface CostOptions {
   allReduceBucketBytes?: number;
   /** Compute at fp16/bf16 tensor-core speed and keep mixed-precision state (for sizing GPU clusters). */
   precision?: 'fp32' | 'mixed';
+  /**
+   * How activations are counted: `minimal` (the default) what backward needs (Korthikanti et al.'s
+   * count, engine/model/facts/kept.ts); `tfjs` what the agents' tfjs executor holds in float32, tapes
+   * and copies included (engine/model/facts/tape.ts), which `bench -- memory` holds to the measured peak.
+   */
+  activations?: 'minimal' | 'tfjs';
 }

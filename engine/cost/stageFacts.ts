@@ -2,6 +2,8 @@ import { stageCuts } from '../model/stageCuts.js';
 import type { LayerNode, ModelGraph } from '../model/graph.js';
 import type { Plan } from '../plan/plan.js';
 import { splitAxis, weightLayout } from '../plan/sbp.js';
+import { product } from '../model/facts/common.js';
+import { tapeElements } from '../model/facts/tape.js';
 
 /** A collective inside a stage replica's tensor-parallel group, with its full tensor size per sample. */
 export interface GroupCollective {
@@ -35,10 +37,23 @@ export interface StageFacts {
    */
   keptValues: number;
   keptMasks: number;
+  /**
+   * What tfjs itself holds (engine/model/facts/tape.ts), per sample of the replica: under one tape over
+   * the whole stage (the sum of its layers'; the loss's too on the last stage), the one layer that holds
+   * most when a pass runs layer by layer, and the layers' outputs a kept forward pass holds meanwhile.
+   * `tapeFixed` does not grow with the batch.
+   */
+  tapeValues: number;
+  largestTape: number;
+  outputValues: number;
+  tapeFixed: number;
   /** Tensor-parallel collectives per sample of the replica's micro-batch. */
   forwardCollectives: GroupCollective[];
   backwardCollectives: GroupCollective[];
 }
+
+/** Layers whose output is a view of their input's data (no buffer of their own). */
+const VIEWS = new Set(['input', 'flatten', 'reshape']);
 
 /**
  * The layout of a tensor over a stage replica's t devices, in SBP terms: S0 split along the batch,
@@ -70,6 +85,10 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
     liveOutBytes: 0,
     keptValues: 0,
     keptMasks: 0,
+    tapeValues: 0,
+    largestTape: 0,
+    outputValues: 0,
+    tapeFixed: 0,
     forwardCollectives: [],
     backwardCollectives: [],
   };
@@ -79,6 +98,15 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
   const keep = (layer: LayerNode, inputShare: number, restShare: number) => {
     facts.keptValues += layer.kept.inputs * inputShare + layer.kept.internal * restShare;
     facts.keptMasks += layer.kept.masks * restShare;
+    const inputShapes = layer.inputs.map((id) => byId.get(id)?.outputShape ?? []);
+    const tape = tapeElements(layer.spec, inputShapes, layer.outputShape, layer.kept, layer.params);
+    // No gradient is taken of the data: a layer reading a model input does not compute one.
+    const ofData = layer.inputs.filter((id) => byId.get(id)?.spec.kind === 'input').reduce((n, id) => n + product(byId.get(id)!.outputShape), 0);
+    facts.tapeValues += Math.max(0, tape.perSample - ofData) * restShare;
+    facts.largestTape = Math.max(facts.largestTape, tape.perSample * restShare);
+    facts.tapeFixed += tape.fixed;
+    // A reshape's output shares its input's data.
+    if (!VIEWS.has(layer.spec.kind)) facts.outputValues += product(layer.outputShape) * restShare;
   };
   const inputLayout = (id: string): Layout => layout.get(id) ?? (t > 1 ? 'S0' : 'B');
   /** Bring an input to the whole (B) layout, recording the collective in both passes. */
@@ -150,10 +178,13 @@ export function stageFacts(model: ModelGraph, plan: Plan, stage: number): StageF
       layout.set(layer.id, out);
     }
   }
-  // The loss's backward reads the softmax of the logits: one more tensor of each output's size.
+  // The loss's backward reads the softmax of the logits: one more tensor of each output's size; under
+  // tfjs's tape the loss's ops (softmax, log, the targets' one-hot, their gradients) hold about six.
   for (const id of model.outputs) {
     const split = inputLayout(id) === 'S0' || inputLayout(id) === 'S1';
-    if (ids.has(id)) facts.keptValues += bytesOf(id) / 4 / (split ? t : 1);
+    if (!ids.has(id)) continue;
+    facts.keptValues += bytesOf(id) / 4 / (split ? t : 1);
+    facts.tapeValues += (6 * bytesOf(id)) / 4 / (split ? t : 1);
   }
   // What crosses the cuts, as the agents send it: every tensor produced before a cut and read after
   // it, skip connections passing through a stage included (engine/model/stageCuts.ts).
