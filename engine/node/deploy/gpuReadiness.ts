@@ -24,6 +24,11 @@ export type GpuReadiness =
   /** GPUs (or a GPU driver) are there but tfjs-node-gpu cannot use them: one line, why and what to install. */
   | { kind: 'unusable'; line: string };
 
+/** The CUDA 11.2 / cuDNN 8.1 libraries the loader does not find, each with what provides it. */
+export function missingCudaLibs(f: Pick<ProbeFacts, 'cudaLibs'>): Array<{ soname: string; what: string; install: string }> {
+  return NEEDED_LIBS.filter((l) => !f.cudaLibs.includes(l.soname));
+}
+
 export function gpuReadiness(f: ProbeFacts): GpuReadiness {
   if (f.gpuError) return { kind: 'unusable', line: `nvidia-smi is installed but fails (${f.gpuError}): install or reload the NVIDIA driver (≥ ${MIN_DRIVER.join('.')}) so that nvidia-smi lists the GPUs.` };
   if (f.gpus.length === 0) return { kind: 'no-gpu' };
@@ -33,7 +38,7 @@ export function gpuReadiness(f: ProbeFacts): GpuReadiness {
     return { kind: 'unusable', line: `${count} on ${f.arch}, but tfjs-node-gpu 4.22 ships libtensorflow 2.9.1 for linux-x86_64 only (no ${f.arch} build exists): use an x86_64 host for GPU training.` };
   const driver = f.gpus[0].driver;
   if (olderThan(driver, MIN_DRIVER)) return { kind: 'unusable', line: `${count} with NVIDIA driver ${driver}, older than the ${MIN_DRIVER.join('.')} CUDA ${TF_CUDA} needs: upgrade the driver.` };
-  const missing = NEEDED_LIBS.filter((l) => !f.cudaLibs.includes(l.soname));
+  const missing = missingCudaLibs(f);
   if (missing.length > 0) {
     const found = cudaVersionsFound(f.cudaLibs);
     return {
