@@ -1,8 +1,9 @@
 /**
- * Executor benchmark: training throughput of Shoal's executor of users' models (GraphStage over
- * tfjs-layers' layers) against tfjs's own `model.fit` on the same model, in one process on the wasm
- * backend, with PyTorch on one CPU thread beside them where it is installed. Target: Shoal ≥ 1.0×
- * model.fit on every model.
+ * Executor benchmark: training throughput of Shoal's executor (GraphStage over tfjs-layers' layers)
+ * against tfjs's own `model.fit` on the same model, in one process on the wasm backend, and against
+ * PyTorch on OpenBLAS interleaved with them on the same core (one thread each), with that core's
+ * ceilings (torch.mm and wasm matMul FLOP/s). Target: Shoal ≥ 1.0× model.fit on every model, the
+ * three built-ins included.
  *
  *   npm run bench -- executor [--seconds 4] [--batches 16]
  *
@@ -18,10 +19,12 @@
  *  - tfjs: the same model.json loaded with tfl.loadLayersModel, compiled with the same loss(es) and
  *    tf.train.sgd(0.01), `model.fit(xs, ys, { batchSize, epochs: 1, shuffle: false, verbose: 0 })`
  *    over the same samples, already in tensors.
- *  - PyTorch (bench/peers/torch_executor.py): the MLP and the ResNet block, same shapes, batch and SGD.
+ *  - PyTorch (bench/peers/torch_executor.py --serve, bench/lib/torchPeer.ts): the MLP and the ResNet
+ *    block, same shapes, batch and SGD, one turn per round; refused on the reference BLAS.
  * Every workload runs one warm-up epoch (not counted); then epochs of the three tfjs workloads
  * alternate, so a slow patch of the machine hits them alike, until each has run about --seconds.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -32,6 +35,9 @@ import type { Dataset } from '../engine/wire/data/dataset.js';
 import { openNpy } from '../engine/wire/data/npy.js';
 import { openDataset } from '../agents/data/openDataset.js';
 import { buildGraphStage } from '../agents/exec/graph/buildGraphStage.js';
+import { buildLayersModel } from '../agents/exec/graph/layersModel.js';
+import { kerasTopology } from '../engine/model/export/kerasTopology.js';
+import { zooModel } from '../engine/model/zoo.js';
 import type { GraphStage } from '../agents/exec/graph/graphStage.js';
 import { GradientSync } from '../agents/exec/gradientSync.js';
 import { createOptimizer, type Optimizer } from '../agents/exec/optimizer.js';
@@ -43,7 +49,7 @@ import { parsePlan, type OptimizerConfig, type Plan } from '../engine/plan/plan.
 import { presetPlan } from '../engine/plan/presets.js';
 import { biLstmClassifier, loadLayersModel, resnetBlock, saveLayersModel, tf, tfl, twoInTwoOut, writeNpyData } from '../test/support/userModels.js';
 import { numberFlag } from './lib/args.js';
-import { runPeer } from './lib/peer.js';
+import { TorchPeer } from './lib/torchPeer.js';
 import { report, type Column } from './lib/report.js';
 
 const SEED = 7;
@@ -61,7 +67,7 @@ type ArraysSpec = Parameters<typeof writeNpyData>[1];
 interface Case {
   model: string;
   describe: string;
-  build: () => tfl.LayersModel;
+  build: () => tfl.LayersModel | Promise<tfl.LayersModel>;
   batch: number;
   /** .npy files: x/y for one input and output, else one per input and output layer. */
   arrays: ArraysSpec;
@@ -77,7 +83,14 @@ function mlp(): tfl.LayersModel {
   return tfl.model({ inputs: input, outputs: out, name: 'mlp' });
 }
 
+/** A built-in model as the agents build it: the Keras topology `shoal export` writes, built by tfjs-layers (seeded). */
+const builtIn = (name: string) => () => buildLayersModel(kerasTopology(zooModel(name), 'bench').topology, SEED);
+const mnistArrays = (name: string): ArraysSpec => ({ x: { shape: zooModel(name).layers[0].outputShape, kind: 'float' }, y: { shape: [], kind: { classes: zooModel(name).layers.at(-1)!.outputShape.at(-1)! } } });
+
 const CASES: Case[] = [
+  { model: 'builtin:mlp', describe: 'built-in mlp 784-512-256-10, logits', build: builtIn('mlp'), batch: 64, arrays: mnistArrays('mlp'), torch: null },
+  { model: 'builtin:mlp-wide', describe: 'built-in mlp-wide 784-512-10000, logits', build: builtIn('mlp-wide'), batch: 64, arrays: mnistArrays('mlp-wide'), torch: null },
+  { model: 'builtin:cnn', describe: 'built-in cnn, 2 conv + 2 dense, 28×28×1', build: builtIn('cnn'), batch: 64, arrays: mnistArrays('cnn'), torch: null },
   { model: 'mlp', describe: '784-256-128-10, softmax', build: mlp, batch: 64, arrays: { x: { shape: [784], kind: 'float' }, y: { shape: [], kind: { classes: 10 } } }, torch: 'mlp' },
   { model: 'resnetBlock', describe: 'conv-bn-relu-conv+skip, 8×8×2', build: resnetBlock, batch: 64, arrays: { x: { shape: [8, 8, 2], kind: 'float' }, y: { shape: [], kind: { classes: 3 } } }, torch: 'resnet' },
   { model: 'biLstmClassifier', describe: 'embed 20×5, BiLSTM 4, 6 tokens', build: biLstmClassifier, batch: 32, arrays: { x: { shape: [6], kind: { classes: 20 } }, y: { shape: [], kind: { classes: 2 } } }, torch: null },
@@ -131,7 +144,11 @@ interface Row {
   fitKernelMsPerStep: number | null;
   /** The kernels whose per-step count differs most between Shoal and fit (Shoal − fit). */
   kernelDiff: string;
+  /** Shoal / PyTorch, samples/s, interleaved on the same core. */
+  shoalOverTorch: number | null;
   torchNote: string;
+  /** What the peer ran on: version, threads, BLAS (built with, libblas.so.3 alternative, mapped, OpenBLAS core), kernel. */
+  torchPeer: Record<string, unknown> | null;
   error?: string;
 }
 
@@ -253,6 +270,13 @@ function fitWorkload(model: tfl.LayersModel, xs: tf.Tensor[], ys: tf.Tensor[], b
   };
 }
 
+/** "pytorch 1.13, 1 thread, OpenBLAS Zen (openblas-pthread), 1,234 steps". */
+function describePeer(peer: TorchPeer, steps: number): string {
+  const f = peer.facts as { version?: string; threads?: number; blas?: { alternative?: string; openblasCore?: string | null } };
+  const blas = f.blas?.openblasCore ? `OpenBLAS ${f.blas.openblasCore}` : (f.blas?.alternative ?? 'BLAS unknown');
+  return `pytorch ${f.version}, ${f.threads} thread, ${blas}, ${steps} steps${peer.removedEnv.length ? `, without ${peer.removedEnv.join(', ')}` : ''}`;
+}
+
 /** Per-step kernel count and time, and the kernel names whose counts differ most (a − b). */
 function compareKernels(a: Map<string, { count: number; ms: number }>, b: Map<string, { count: number; ms: number }>): string {
   const names = new Set([...a.keys(), ...b.keys()]);
@@ -273,8 +297,8 @@ function median(values: number[]): number | null {
 const total = (m: Map<string, { count: number; ms: number }>, key: 'count' | 'ms') => [...m.values()].reduce((s, e) => s + e[key], 0);
 
 async function benchCase(c: Case, root: string): Promise<Row> {
-  const dir = join(root, c.model);
-  const modelFile = await saveLayersModel(c.build(), dir);
+  const dir = join(root, c.model.replace(/[^\w-]/g, '_'));
+  const modelFile = await saveLayersModel(await c.build(), dir);
   const samples = BATCHES * c.batch;
   writeNpyData(join(dir, 'data'), c.arrays, samples, 1);
   const graph: ModelGraph = loadModel(modelFile);
@@ -289,7 +313,9 @@ async function benchCase(c: Case, root: string): Promise<Row> {
   const agentStage = await buildGraphStage(graph, plan, 0, losses);
 
   // tfjs-layers' own training on the same file, data and losses.
-  const model = await loadLayersModel(modelFile);
+  const loaded = await loadLayersModel(modelFile);
+  // A Sequential file (the built-ins' topology) loads with no output names: fit the same layers as a functional model.
+  const model = loaded instanceof tfl.Sequential ? tfl.model({ inputs: loaded.inputs, outputs: loaded.outputs, name: loaded.name }) : loaded;
   const byId = new Map(graph.layers.map((l) => [l.id, l]));
   const classesOf = (id: string) => byId.get(id)!.outputShape.at(-1)!;
   const outputNames = model.outputNames;
@@ -317,16 +343,28 @@ async function benchCase(c: Case, root: string): Promise<Row> {
     shoalWorkload('shoal-agent', agentStage, plan, dataset, feeds, c.batch, true, { gatherMs: 0, lossBackwardMs: 0, updateMs: 0, batchNormMs: 0 }),
     fitWorkload(model, xs, ys, c.batch),
   ];
+  // The PyTorch peer starts (and warms up) first, then takes its turn in every round on the same core.
+  const peer = c.torch ? await TorchPeer.start(TORCH_PEER, ['--model', c.torch, '--batch', String(c.batch), '--batches', String(BATCHES), '--lr', String(LR)]) : null;
+  const torch = { steps: 0, seconds: 0 };
   // Warm-up epoch each (kernels, tfjs-layers' first-call set-up), then alternate until each has its seconds.
   for (const w of workloads) await w.epoch();
-  while (workloads.some((w) => w.seconds < SECONDS)) {
-    for (const w of workloads) {
-      if (w.seconds >= SECONDS) continue;
-      const seconds = await w.epoch();
-      w.epochs.push(seconds);
-      w.seconds += seconds;
-      w.steps += BATCHES;
+  try {
+    while (workloads.some((w) => w.seconds < SECONDS) || (peer instanceof TorchPeer && torch.seconds < SECONDS)) {
+      for (const w of workloads) {
+        if (w.seconds >= SECONDS) continue;
+        const seconds = await w.epoch();
+        w.epochs.push(seconds);
+        w.seconds += seconds;
+        w.steps += BATCHES;
+      }
+      if (peer instanceof TorchPeer && torch.seconds < SECONDS) {
+        const turn = await peer.run(Math.min(1, Math.max(0.2, workloads[0].epochs.at(-1) ?? 0.5)));
+        torch.steps += turn.steps;
+        torch.seconds += turn.seconds;
+      }
     }
+  } finally {
+    if (peer instanceof TorchPeer) peer.close();
   }
   const [shoal, agent, fit] = workloads;
   const sps = (w: Workload) => (w.steps * c.batch) / w.seconds;
@@ -339,19 +377,8 @@ async function benchCase(c: Case, root: string): Promise<Row> {
     batchNormMs: b.batchNormMs / shoal.steps,
   });
 
-  let torchSamplesPerSec: number | null = null;
-  let torchNote = 'no torch peer for this model';
-  if (c.torch) {
-    console.error(`bench executor: ${c.model} on pytorch ...`);
-    const r = runPeer(TORCH_PEER, ['--model', c.torch, '--batch', String(c.batch), '--batches', String(BATCHES), '--seconds', String(SECONDS), '--lr', String(LR)], {
-      env: { OMP_NUM_THREADS: '1', OPENBLAS_NUM_THREADS: '1', MKL_NUM_THREADS: '1' },
-    });
-    if (r.error) torchNote = `torch: ${r.error}`;
-    else {
-      torchSamplesPerSec = r.samplesPerSec as number;
-      torchNote = `pytorch ${String(r.version)}, ${String(r.threads)} thread, ${String(r.steps)} steps`;
-    }
-  }
+  const torchSamplesPerSec = peer instanceof TorchPeer ? (torch.steps * c.batch) / torch.seconds : null;
+  const torchNote = !c.torch ? 'no torch peer for this model' : peer instanceof TorchPeer ? describePeer(peer, torch.steps) : `torch: ${peer!.error}`;
 
   const ratio = sps(shoal) / sps(fit);
   // Epochs of the same round ran back to back: their ratio is what a slow patch of the machine disturbs least.
@@ -380,17 +407,73 @@ async function benchCase(c: Case, root: string): Promise<Row> {
     shoalKernelMsPerStep: total(shoalKernels, 'ms'),
     fitKernelMsPerStep: total(fitKernels, 'ms'),
     kernelDiff: compareKernels(shoalKernels, fitKernels),
+    shoalOverTorch: torchSamplesPerSec ? sps(shoal) / torchSamplesPerSec : null,
     torchNote,
+    torchPeer: peer instanceof TorchPeer ? { ...peer.facts, removedEnv: peer.removedEnv } : null,
   };
   stage.dispose();
   agentStage.dispose();
   dataset.close();
   tf.dispose([...xs, ...ys]);
-  model.dispose();
+  loaded.dispose();
   return row;
 }
 
+/** The matrix shapes the ceilings are timed at: the MLP's first layer at its batch, and a square one. */
+const GEMM_SHAPES: Array<[number, number, number]> = [
+  [64, 784, 256],
+  [512, 512, 512],
+];
+
+/** FLOP/s of the wasm backend's own matMul at m×k by k×n, repeated for about `seconds`, the result read back. */
+function wasmMatMulFlops(m: number, k: number, n: number, seconds: number): number {
+  const a = tf.randomUniform([m, k]);
+  const b = tf.randomUniform([k, n]);
+  tf.tidy(() => tf.matMul(a, b).dataSync());
+  let reps = 0;
+  const started = performance.now();
+  while (performance.now() - started < seconds * 1000) {
+    tf.tidy(() => tf.matMul(a, b).dataSync());
+    reps++;
+  }
+  const elapsed = (performance.now() - started) / 1000;
+  tf.dispose([a, b]);
+  return (2 * m * k * n * reps) / elapsed;
+}
+
+interface Ceiling {
+  shape: string;
+  torchMmFlops: number | null;
+  wasmMatMulFlops: number;
+}
+
+/** What one core can do at all: a native GEMM (torch.mm on OpenBLAS) and wasm's matMul, interleaved. */
+async function ceilings(): Promise<{ rows: Ceiling[]; note: string }> {
+  const peer = await TorchPeer.start(TORCH_PEER, ['--model', 'mlp', '--batches', '1']);
+  try {
+    const rows: Ceiling[] = [];
+    for (const [m, k, n] of GEMM_SHAPES) {
+      const wasm = wasmMatMulFlops(m, k, n, 1);
+      rows.push({ shape: `${m}×${k}·${k}×${n}`, torchMmFlops: peer instanceof TorchPeer ? await peer.gemm(m, k, n, 1) : null, wasmMatMulFlops: wasm });
+    }
+    return { rows, note: peer instanceof TorchPeer ? describePeer(peer, 0).replace(/, 0 steps/, '') : `torch: ${peer.error}` };
+  } finally {
+    if (peer instanceof TorchPeer) peer.close();
+  }
+}
+
+/** Every thread of this process (and the peers it starts) on core 0, so that Shoal, fit and PyTorch share one core. */
+function pinToOneCore(): string {
+  try {
+    execFileSync('taskset', ['-apc', '0', String(process.pid)], { stdio: 'ignore' });
+    return 'core 0 (taskset)';
+  } catch (err) {
+    return `not pinned (${(err as Error).message.split('\n')[0]})`;
+  }
+}
+
 async function main(): Promise<void> {
+  const pinned = pinToOneCore();
   const backend = await selectBackend({ prefer: ['wasm'] });
   if (backend.name !== 'wasm') console.error(`bench executor: running on ${backend.name}, not wasm (SHOAL_BACKEND?)`);
   // Embedding's gradient runs on the cpu backend (agents/backend/cpuFallbackKernels.ts): no "install tfjs-node" banner.
@@ -399,6 +482,7 @@ async function main(): Promise<void> {
   const loadBefore = loadavg();
   const root = mkdtempSync(join(tmpdir(), 'shoal-bench-executor-'));
   const rows: Row[] = [];
+  const ceiling = await ceilings();
   try {
     for (const c of CASES) {
       console.error(`bench executor: ${c.model} (batch ${c.batch}) ...`);
@@ -410,7 +494,7 @@ async function main(): Promise<void> {
         rows.push({
           model: c.model, describe: c.describe, batch: c.batch, params: 0, shoalSamplesPerSec: null, shoalAgentSamplesPerSec: null, tfjsFitSamplesPerSec: null,
           torchSamplesPerSec: null, ratio: null, pairedMedianRatio: null, agentRatio: null, meetsTarget: null, shoalSteps: 0, fitSteps: 0, shoalStepMs: null, fitStepMs: null,
-          shoalBreakdown: null, shoalKernelsPerStep: null, fitKernelsPerStep: null, shoalKernelMsPerStep: null, fitKernelMsPerStep: null, kernelDiff: '', torchNote: '', error: message,
+          shoalBreakdown: null, shoalKernelsPerStep: null, fitKernelsPerStep: null, shoalKernelMsPerStep: null, fitKernelMsPerStep: null, kernelDiff: '', shoalOverTorch: null, torchNote: '', torchPeer: null, error: message,
         });
       }
     }
@@ -428,6 +512,7 @@ async function main(): Promise<void> {
     { key: 'shoalAgentSamplesPerSec', title: 'Shoal+sync s/s', align: 'right', format: num(0) },
     { key: 'tfjsFitSamplesPerSec', title: 'fit s/s', align: 'right', format: num(0) },
     { key: 'torchSamplesPerSec', title: 'torch s/s', align: 'right', format: num(0) },
+    { key: 'shoalOverTorch', title: 'Shoal/torch', align: 'right', format: (v) => (typeof v === 'number' ? `${v.toFixed(2)}×` : '—') },
     { key: 'ratio', title: 'Shoal/fit', align: 'right', format: (v, r) => (typeof v === 'number' ? `${v.toFixed(2)}×${r.meetsTarget ? '' : ' <'}` : '—') },
     { key: 'pairedMedianRatio', title: 'paired', align: 'right', format: (v) => (typeof v === 'number' ? `${v.toFixed(2)}×` : '—') },
     { key: 'agentRatio', title: '+sync/fit', align: 'right', format: (v) => (typeof v === 'number' ? `${v.toFixed(2)}×` : '—') },
@@ -459,11 +544,18 @@ async function main(): Promise<void> {
       `${loadBefore[0].toFixed(1)} before, ${loadAfter[0].toFixed(1)} after on ${cpus().length} cores). Shoal's breakdown (ms per step): gather = dataset.train.gather + input tensor; tape = lossBackward; update = takeGradients + optimizer; bn = batch-norm statistics.`,
     'kernels S/fit and kernel ms: tf.profile of one epoch of each, per step; the kernel time is what the backend reports per kernel, ' +
       'the rest of a step is JavaScript (tfjs-layers, the tape, Shoal). The last column lists the kernels whose per-step counts differ most.',
-    'PyTorch: bench/peers/torch_executor.py with /usr/bin/python3, torch.set_num_threads(1) and OMP/OPENBLAS/MKL_NUM_THREADS=1, the MLP and the ResNet block ' +
-      '(same shapes, batch, SGD; torch.nn.CrossEntropyLoss on logits in place of the softmax head + cross-entropy on probabilities); none where torch is not importable.',
+    'PyTorch: bench/peers/torch_executor.py --serve with /usr/bin/python3 (Debian python3-torch), torch.set_num_threads(1) and OMP/OPENBLAS/MKL_NUM_THREADS=1, ' +
+      'OPENBLAS_CORETYPE/OPENBLAS_L2_SIZE removed from its environment where set; started and warmed up before the tfjs workloads, then one turn per round ' +
+      "(about as long as Shoal's last epoch) after Shoal, Shoal+sync and fit, on the same core. The peer refuses to run on the reference BLAS; its row records " +
+      'the BLAS (torch.__config__.show(), the libblas.so.3 alternative, the libraries mapped, OpenBLAS core) and the kernel. The MLP and the ResNet block only ' +
+      '(same shapes, batch, SGD; torch.nn.CrossEntropyLoss on logits in place of the softmax head + cross-entropy on probabilities).',
+    `Pinned: ${pinned}. Ceilings on that core (${ceiling.note}): ` +
+      ceiling.rows.map((r) => `${r.shape}: torch.mm ${r.torchMmFlops === null ? '—' : `${(r.torchMmFlops / 1e9).toFixed(1)} GFLOP/s`}, wasm matMul ${(r.wasmMatMulFlops / 1e9).toFixed(1)} GFLOP/s`).join('; ') +
+      '. builtin:* rows are the built-in models as agents build them (their Keras topology, tfjs-layers, seeded initializers), on the one executor.',
   ];
   report('executor', `Executor benchmark: Shoal's GraphStage vs tfjs model.fit, one process, wasm (target: Shoal ≥ ${TARGET.toFixed(1)}× model.fit on every model)`, rows, columns, notes, {
-    config: { seconds: SECONDS, batchesPerEpoch: BATCHES, lr: LR, seed: SEED, backend: backend.name, target: TARGET },
+    config: { seconds: SECONDS, batchesPerEpoch: BATCHES, lr: LR, seed: SEED, backend: backend.name, target: TARGET, pinned },
+    ceilings: ceiling,
     loadAverage: { before: loadBefore, after: loadAfter },
   });
 }

@@ -90,6 +90,13 @@ export async function selectBackend(opts: SelectBackendOptions = {}): Promise<Se
     }
   }
   const why = skipped.join('; ');
+  const pinned = process.env.CUDA_VISIBLE_DEVICES?.trim();
+  if (forced === 'tensorflow-gpu' && pinned) {
+    throw new Error(
+      `this agent is pinned to GPU ${pinned} (CUDA_VISIBLE_DEVICES) but tfjs-node-gpu cannot run it (${why}). ` +
+        `Install @tensorflow/tfjs-node-gpu@4.22.0 beside the agent (shoal deploy does on SSH hosts) with CUDA 11.2 and cuDNN 8.1, or deploy with --allow-cpu-fallback to train on the CPU.`,
+    );
+  }
   if (forced) {
     throw new Error(
       `SHOAL_BACKEND=${forced} was requested but it cannot load on this host (${why}). ` +

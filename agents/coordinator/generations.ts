@@ -31,6 +31,14 @@ export function placedAgents(gen: Generation) {
 }
 
 /**
+ * The job's first plan gives rank r to the agent the deploy started for it (on the plan's device r),
+ * whatever order the agents joined in; agents started without a slot follow, in join order.
+ */
+function bySlot(team: Member[]): Member[] {
+  return [...team].sort((a, b) => (a.slot ?? Infinity) - (b.slot ?? Infinity) || a.id - b.id);
+}
+
+/**
  * The succession of generations of one job: each makes some members the job's agents under a plan
  * (links, stages, state handed over or restored, clocks aligned). A resize, a lost agent and the
  * start each begin a new one; the current one is `gen`.
@@ -96,7 +104,7 @@ export class Generations {
         throw new Error(`No live agent is left to go on with (${reason}): ${gone.join('; ') || 'none joined'}.`);
       }
       const { plan, waitingReason } = given ? { plan: given, waitingReason: 'the plan the job started with uses fewer agents; they take part when the team changes' } : planTeam(job.plan, config.model, team.length);
-      const members = team.slice(0, agentsNeeded(plan));
+      const members = (given ? bySlot(team) : team).slice(0, agentsNeeded(plan));
       const waiting = team.slice(members.length).map((m) => ({ host: m.host, pid: m.pid, reason: waitingReason ?? '' }));
       const veterans = new Set(this.served);
       try {
@@ -135,7 +143,7 @@ export class Generations {
     const peers = members.map((m, rank) => ({ rank, host: m.peerHost, port: ports[rank] }));
     members.forEach((m, rank) => {
       this.served.add(m);
-      if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend });
+      if (generationId === 1) log.emit({ type: 'agent', rank, stage: gen.layout[rank].stage, replica: gen.layout[rank].replica, host: m.host, pid: m.pid, backend: m.backend, ...(m.device ? { device: m.device } : {}) });
     });
     await gen.ask((rank) => ({ type: 'setup', generation: generationId, rank, placement: gen.layout[rank], plan, model: config.model, training: config.training, peers, syntheticStageMs: config.syntheticStageMs, overlapGradients: config.overlapGradients ?? true }));
     if (isHeldState(state)) {

@@ -1,6 +1,7 @@
 import type { Connection } from '../../engine/wire/connection.js';
 import type { Message } from '../../engine/wire/frame.js';
 import { AgentMessageSchema, type AgentMessage, type AgentReply } from '../../engine/protocol/agentReplies.js';
+import type { AgentDevice } from '../../engine/protocol/events.js';
 import type { AgentHello } from '../../engine/protocol/handshake.js';
 import { parseHeader, unhandled } from '../../engine/protocol/wireHeader.js';
 
@@ -19,6 +20,9 @@ export interface Member {
   peerHost: string;
   peerPort: number;
   backend: string;
+  /** The rank the deploy started it for, if it was (AgentHello.slot). */
+  slot?: number;
+  device?: AgentDevice;
   lastHeard: number;
   /** Why the member is gone (its connection closed, it went silent, it was removed), or null. */
   lost: string | null;
@@ -53,6 +57,8 @@ export class Membership {
       peerHost: hello.peerHost,
       peerPort: hello.peerPort,
       backend: hello.backend,
+      ...(hello.slot === undefined ? {} : { slot: hello.slot }),
+      ...(hello.device ? { device: hello.device } : {}),
       lastHeard: Date.now(),
       lost: null,
       onMessage: () => {},

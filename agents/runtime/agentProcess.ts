@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { agentDevice } from '../backend/agentDevice.js';
 import { selectBackend } from '../backend/selectBackend.js';
 import type { Connection } from '../../engine/wire/connection.js';
 import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
@@ -65,6 +66,8 @@ export async function runAgent(): Promise<void> {
     peerHost: config.bindHost,
     peerPort,
     backend: backend.name,
+    ...(config.slot === undefined ? {} : { slot: config.slot }),
+    device: agentDevice(backend, config.gpu),
   } satisfies AgentHello);
   log('info', `joined the coordinator; backend ${backend.name} (${backend.detail})`);
 

@@ -11,12 +11,56 @@ with shuffle: false), loss read back every step. torch.nn.CrossEntropyLoss on lo
 models' softmax head + cross-entropy on probabilities. One warm-up pass over the pool is not counted; then
 whole passes until --seconds have gone by. Prints one JSON object on stdout; on failure {"error": ...}, exit 1.
 
+--serve: after set-up and warm-up print one JSON line (the peer's facts), then answer each stdin line
+  `run S` (whole passes for S seconds: {"steps", "seconds"}) and `gemm M K N S` (torch.mm of an MxK by a
+  KxN matrix, repeated for S seconds: {"flops"}), one JSON line each, so that the benchmark can interleave
+  this peer's work with its own on the same core. `quit` ends it.
+
+The BLAS PyTorch uses is recorded (torch.__config__.show(), the libblas.so.3 alternative, the library
+mapped into this process and OpenBLAS's core name), and a peer on the reference BLAS is refused: Debian's
+python3-torch calls libblas.so.3, which is netlib's reference code (about 20x slower) unless the
+libblas.so.3 alternative points at OpenBLAS (libopenblas0-pthread).
+
 Run with /usr/bin/python3 (Debian's python3-torch), not a pyenv python.
 """
 import argparse
+import ctypes
 import json
+import os
+import platform
+import re
 import sys
 import time
+
+LIBBLAS = '/usr/lib/x86_64-linux-gnu/libblas.so.3'
+
+
+def blas_facts(torch):
+    """Which BLAS this process runs: what torch was built against and what the loader mapped."""
+    config = torch.__config__.show()
+    built = re.search(r'BLAS_INFO=(\w+)', config)
+    with open('/proc/self/maps') as maps:
+        mapped = sorted({line.split()[-1] for line in maps if re.search(r'/lib(open)?blas[^/]*\.so', line)})
+    corename = None
+    for path in mapped:
+        if 'openblas' in path:
+            try:
+                lib = ctypes.CDLL(path)
+                lib.openblas_get_corename.restype = ctypes.c_char_p
+                corename = lib.openblas_get_corename().decode()
+            except (OSError, AttributeError):
+                pass
+    return {
+        'builtWith': built.group(1) if built else None,
+        'alternative': os.path.realpath(LIBBLAS) if os.path.exists(LIBBLAS) else None,
+        'mapped': mapped,
+        'openblasCore': corename,
+    }
+
+
+def reference_blas(facts):
+    """torch calls the libblas.so.3 the loader mapped: netlib's reference one lives in .../blas/, OpenBLAS's in .../openblas-*/."""
+    return any(os.path.basename(p).startswith('libblas.so') and '/blas/' in p for p in facts['mapped'])
 
 
 def build(torch, name):
@@ -51,6 +95,7 @@ def main():
     parser.add_argument('--seconds', type=float, default=3.5)
     parser.add_argument('--lr', type=float, default=0.01)
     parser.add_argument('--threads', type=int, default=1)
+    parser.add_argument('--serve', action='store_true')
     args = parser.parse_args()
 
     try:
@@ -84,6 +129,13 @@ def main():
 
     for i in range(args.batches):  # warm-up pass
         step(i)
+    blas = blas_facts(torch)
+    facts = {'system': 'pytorch', 'version': torch.__version__, 'model': args.model, 'threads': torch.get_num_threads(), 'blas': blas, 'kernel': platform.release()}
+    if reference_blas(blas):
+        print(json.dumps({'error': f'PyTorch here runs on the reference BLAS ({", ".join(blas["mapped"]) or blas["alternative"]}): install libopenblas0-pthread and point libblas.so.3 at it (update-alternatives --set libblas.so.3-x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3)', **facts}))
+        return 1
+    if args.serve:
+        return serve(torch, step, args, facts)
     steps = 0
     loss = 0.0
     started = time.perf_counter()
@@ -94,10 +146,7 @@ def main():
     seconds = time.perf_counter() - started
 
     print(json.dumps({
-        'system': 'pytorch',
-        'version': torch.__version__,
-        'model': args.model,
-        'threads': torch.get_num_threads(),
+        **facts,
         'batch': args.batch,
         'steps': steps,
         'seconds': seconds,
@@ -105,6 +154,36 @@ def main():
         'stepMs': seconds / steps * 1000,
         'finalLoss': loss,
     }))
+    return 0
+
+
+def serve(torch, step, args, facts):
+    print(json.dumps({'ready': True, **facts}), flush=True)
+    for line in sys.stdin:
+        words = line.split()
+        if not words or words[0] == 'quit':
+            return 0
+        if words[0] == 'run':
+            seconds = float(words[1])
+            steps = 0
+            started = time.perf_counter()
+            while time.perf_counter() - started < seconds:
+                for i in range(args.batches):
+                    step(i)
+                steps += args.batches
+            print(json.dumps({'steps': steps, 'seconds': time.perf_counter() - started}), flush=True)
+        elif words[0] == 'gemm':
+            m, k, n = (int(w) for w in words[1:4])
+            a, b = torch.rand(m, k), torch.rand(k, n)
+            torch.mm(a, b)
+            reps = 0
+            started = time.perf_counter()
+            while time.perf_counter() - started < float(words[4]):
+                torch.mm(a, b)
+                reps += 1
+            print(json.dumps({'flops': 2 * m * k * n * reps / (time.perf_counter() - started)}), flush=True)
+        else:
+            print(json.dumps({'error': f'unknown command {words[0]!r}'}), flush=True)
     return 0
 
 

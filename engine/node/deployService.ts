@@ -75,7 +75,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
         if (stored.hosts.length === 0) throw new Error(`Cluster ${stored.name} has no hosts. Add some in Clusters first.`);
         cluster = stored.name;
         hosts = stored.hosts;
-        launcher = new SshLauncher(stored.hosts, { trustRequest: questions.ask, noGpu: r.noGpu === true, settings: clusterSettingsOf(stored) });
+        launcher = new SshLauncher(stored.hosts, { trustRequest: questions.ask, noGpu: r.noGpu === true, allowCpuFallback: r.allowCpuFallback === true, settings: clusterSettingsOf(stored) });
       }
       const id = newJobId();
       const created = new DeployedStudioJob(id, { model: model.name, agents, schedule: r.plan.schedule, cluster, startedAt: Date.now() }, launcher, questions, (e) => emit(id, e));

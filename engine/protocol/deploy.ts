@@ -26,6 +26,8 @@ export const DeployRequestSchema = z.object({
   evalEverySteps: z.number().int().positive().optional(),
   /** Do not install the native GPU backend on GPU hosts (agents use wasm). */
   noGpu: z.boolean().optional(),
+  /** Hosts whose GPUs tfjs-node-gpu cannot use train on their CPU instead of being refused. */
+  allowCpuFallback: z.boolean().optional(),
   /** What to train on (absent: the bundled digits); a NumPy folder on this machine travels with the job. */
   data: DataRefSchema.optional(),
   /** A loss name for every output (absent: the model file's, else inferred). */

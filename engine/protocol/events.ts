@@ -10,6 +10,20 @@ import { TimelineEventSchema } from './timeline.js';
 export const JobStateSchema = z.enum(['starting', 'running', 'finished', 'failed', 'stopped']);
 export type JobState = z.infer<typeof JobStateSchema>;
 
+/** The device an agent runs on and the backend it chose there, with why (agents/backend/agentDevice.ts). */
+export const AgentDeviceSchema = z.object({
+  kind: z.enum(['gpu', 'cpu']),
+  /** The GPU's name where the backend runs on it, else this host's CPU ("16 × AMD EPYC …"). */
+  name: z.string(),
+  /** The GPU it is pinned to (CUDA_VISIBLE_DEVICES), also when the backend runs on the CPU. */
+  gpu: z.object({ index: z.number().int(), name: z.string(), memoryBytes: z.number(), uuid: z.string() }).optional(),
+  cudaVisibleDevices: z.string().optional(),
+  backend: z.string(),
+  /** What was chosen and why each faster backend was skipped. */
+  reason: z.string(),
+});
+export type AgentDevice = z.infer<typeof AgentDeviceSchema>;
+
 export const JobEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('status'), state: JobStateSchema, message: z.string().optional(), time: z.number() }),
   z.object({
@@ -20,6 +34,8 @@ export const JobEventSchema = z.discriminatedUnion('type', [
     host: z.string(),
     pid: z.number().int(),
     backend: z.string(),
+    /** Absent in histories from before agents reported it. */
+    device: AgentDeviceSchema.optional(),
   }),
   /**
    * Who holds which rank from a step on: the first generation, and every later one after a resize

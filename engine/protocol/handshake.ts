@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AgentDeviceSchema } from './events.js';
 
 /**
  * The version of the wire between studio, coordinator and agents: every message schema in
@@ -44,7 +45,17 @@ export type HandshakeFrame = z.infer<typeof HandshakeFrameSchema>;
 /** Who connects to a coordinator, said in the handshake's hello. */
 export const CoordinatorHelloSchema = z.discriminatedUnion('role', [
   /** An agent joining the job: where its peers reach it and what it runs on. */
-  z.object({ role: z.literal('agent'), host: z.string(), pid: z.number().int(), peerHost: z.string(), peerPort: z.number().int(), backend: z.string() }),
+  z.object({
+    role: z.literal('agent'),
+    host: z.string(),
+    pid: z.number().int(),
+    peerHost: z.string(),
+    peerPort: z.number().int(),
+    backend: z.string(),
+    /** The rank the deploy started it for (the plan's device it is on); absent: any rank. */
+    slot: z.number().int().min(0).optional(),
+    device: AgentDeviceSchema.optional(),
+  }),
   /** A studio or `shoal attach` following the event stream from event `since` on. */
   z.object({ role: z.literal('studio'), since: z.number().int().min(0).default(0) }),
   /** A controller asking for resizes (controlWire.ts). */

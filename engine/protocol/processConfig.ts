@@ -114,5 +114,9 @@ export const AgentConfigSchema = z.object({
    * every forward and backward pass is followed by a sleep of (slowdown − 1) × its duration.
    */
   slowdown: z.number().min(1).optional(),
+  /** The rank the plan places on this agent's device; the coordinator's first generation gives it that rank. */
+  slot: z.number().int().min(0).optional(),
+  /** The GPU it is pinned to (CUDA_VISIBLE_DEVICES), as the host's preflight listed it. */
+  gpu: z.object({ index: z.number().int().min(0), name: z.string(), memoryBytes: z.number(), uuid: z.string(), driver: z.string() }).optional(),
 });
 export type AgentConfig = z.infer<typeof AgentConfigSchema>;

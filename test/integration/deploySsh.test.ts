@@ -13,6 +13,7 @@ import type { StartedProcess } from '../../engine/node/deploy/launcher.js';
 import { saveClusterHosts } from '../../engine/node/hosts/clusterStore.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
 import { listDeployRecords } from '../../engine/node/jobs/deployRecord.js';
+import { MACHINES } from '../support/gpuStandIns.js';
 import { freePort, makeUserKey, startSshd, type PrivateSshd, type UserKey, hostFor, standInBin, startHostsWithHomes } from '../support/sshd.js';
 import { hostHome, useTempHome } from '../support/homes.js';
 import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
@@ -273,7 +274,7 @@ describe('GPU hosts', () => {
   test('nvidia-smi found: the native backend is installed once, and an unreachable registry is a clear error for that host', async () => {
     // A stand-in for nvidia-smi (no GPU here) and a real npm whose registry cannot be reached.
     const home = hostHome('gpu');
-    const bin = standInBin(join(home, 'stand-ins'), { gpus: ['NVIDIA H200, 143771 MiB'] });
+    const bin = standInBin(join(home, 'stand-ins'), { machine: MACHINES.rtx4090AndT4 });
     writeFileSync(join(home, '.npmrc'), 'registry=http://127.0.0.1:9/\nfetch-retries=0\nfetch-timeout=5000\n');
     const gpu = await startSshd({ address: '127.0.0.5', authorizedKeys: [key.publicKey], home, pathPrefix: [bin] });
     const { SshLauncher } = await import('../../engine/node/deploy/sshLauncher.js');
@@ -286,14 +287,14 @@ describe('GPU hosts', () => {
     expect(result.error).toContain('gpu-runtime: gpu (');
     expect(result.error).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9 \(ECONNREFUSED\) to install @tensorflow\/tfjs-node-gpu/);
     expect(result.error).toContain('--no-gpu');
-    expect(events).toContain('gpu-runtime running NVIDIA H200');
+    expect(events).toContain('gpu-runtime running 0: NVIDIA GeForce RTX 4090, 1: NVIDIA GeForce RTX 4090, 2: NVIDIA GeForce RTX 4090, 3: NVIDIA GeForce RTX 4090, 4: Tesla T4, 5: Tesla T4');
     expect(events.some((e) => e.startsWith('gpu-runtime progress installing @tensorflow/tfjs-node-gpu@4.22.0'))).toBe(true);
 
     const cpuOnly = new SshLauncher([hostOf(gpu, 'gpu')], { noGpu: true });
     const [fallback] = await cpuOnly.prepare((e) => events.push(`${e.step} ${e.status} ${e.detail}`));
     cpuOnly.close();
     expect(fallback.ok).toBe(true);
-    expect(events).toContain('gpu-runtime skipped 1 GPU(s), but --no-gpu: agents use wasm');
+    expect(events).toContain('gpu-runtime skipped 6 GPU(s), but --no-gpu: agents use the CPU');
     for (const dir of [bin, home]) rmSync(dir, { recursive: true, force: true });
   });
 });

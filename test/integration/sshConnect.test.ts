@@ -8,6 +8,7 @@ import { runRemote } from '../../engine/node/deploy/ssh/exec.js';
 import { preflightHost, type PreflightEvent } from '../../engine/node/deploy/ssh/preflight.js';
 import { SshConnectError } from '../../engine/node/deploy/ssh/sshErrors.js';
 import type { SshHost } from '../../engine/node/hosts/host.js';
+import { MACHINES, standInUuid } from '../support/gpuStandIns.js';
 import { freePort, makeUserKey, standInBin, startSshd, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
 import { useTempHome } from '../support/homes.js';
 
@@ -72,7 +73,7 @@ describe('connect and preflight', () => {
     expect(result.facts?.diskFreeBytes).toBeGreaterThan(0);
     expect(result.facts?.port).toMatchObject({ ok: true });
     // This machine has no nvidia-smi: no GPUs is a fact, not a failure.
-    if (!existsSync('/usr/bin/nvidia-smi')) expect(result.steps.find((s) => s.step === 'gpu')).toMatchObject({ status: 'ok', detail: 'none' });
+    if (!existsSync('/usr/bin/nvidia-smi')) expect(result.steps.find((s) => s.step === 'gpu')).toMatchObject({ status: 'ok', detail: 'none (no nvidia-smi): agents run on the CPU' });
     // Same machine, same clock: the estimate must contain zero.
     expect(Math.abs(result.clock!.skewMs)).toBeLessThanOrEqual(result.clock!.uncertaintyMs + 1);
     expect(result.steps.map((s) => s.step)).toEqual(['reachable', 'hostKey', 'authenticated', 'os', 'cpu', 'memory', 'disk', 'node', 'gpu', 'ports', 'clock']);
@@ -82,7 +83,7 @@ describe('connect and preflight', () => {
 
   test('old Node fails with a fix hint; GPUs from nvidia-smi are listed (stand-ins on the PATH of a second host)', async () => {
     // node --version says 18; anything else runs the real Node, so the port check still binds for real.
-    const bin = standInBin(join(env.home, 'fake-bin'), { nodeVersion: 'v18.19.0', gpus: ['NVIDIA H200, 143771 MiB', 'NVIDIA H200, 143771 MiB'] });
+    const bin = standInBin(join(env.home, 'fake-bin'), { nodeVersion: 'v18.19.0', machine: MACHINES.cuda12Only });
     const gpuHost = await startSshd({ address: '127.0.0.3', authorizedKeys: [key.publicKey], pathPrefix: [bin] });
     const result = await preflightHost(hostWith({ address: gpuHost.address, port: gpuHost.port }), trusting);
     expect(result.ok).toBe(false);
@@ -90,10 +91,12 @@ describe('connect and preflight', () => {
     expect(node.status).toBe('fail');
     expect(node.detail).toContain('v18.19.0');
     expect(node.detail).toMatch(/Install Node 20/);
-    expect(result.facts?.gpus).toEqual([
-      { name: 'NVIDIA H200', memoryBytes: 143771 * 2 ** 20 },
-      { name: 'NVIDIA H200', memoryBytes: 143771 * 2 ** 20 },
-    ]);
+    expect(result.facts?.gpus).toEqual([0, 1].map((index) => ({ index, name: 'NVIDIA H100 80GB HBM3', memoryBytes: 81559 * 2 ** 20, uuid: standInUuid(index), driver: '550.54.15' })));
+    // CUDA 12 alone: one line that says what tfjs-node-gpu needs and what was found instead.
+    const gpu = result.steps.find((s) => s.step === 'gpu')!;
+    expect(gpu.status).toBe('warn');
+    expect(gpu.detail).toContain('no libcudart.so.11.0, libcublas.so.11, libcudnn.so.8 (found only libcublas.so.12, libcudart.so.12, libcudnn.so.9)');
+    expect(gpu.detail).toContain('--allow-cpu-fallback');
     expect(result.steps.find((s) => s.step === 'ports')?.status).toBe('ok');
     await gpuHost.stop();
   });

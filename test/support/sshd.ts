@@ -4,6 +4,7 @@ import { connect, createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { SshHost } from '../../engine/node/hosts/host.js';
+import { writeGpuStandIns, type StandInMachine } from './gpuStandIns.js';
 import { hostHome } from './homes.js';
 
 /**
@@ -198,13 +199,13 @@ export async function startHostsWithHomes(names: string[], authorizedKeys: strin
 }
 
 /**
- * A folder of stand-in programs for a simulated host's PATH (startSshd's `pathPrefix`): `nvidia-smi`
- * printing these GPUs ("name, memory MiB" lines), and a `node` whose --version says `nodeVersion`
- * (anything else runs the real Node).
+ * A folder of stand-in programs for a simulated host's PATH (startSshd's `pathPrefix`): a GPU server's
+ * `nvidia-smi`, `ldconfig` and `uname` (gpuStandIns.ts), and a `node` whose --version says
+ * `nodeVersion` (anything else runs the real Node).
  */
-export function standInBin(dir: string, options: { gpus?: string[]; nodeVersion?: string }): string {
+export function standInBin(dir: string, options: { machine?: StandInMachine; nodeVersion?: string }): string {
   mkdirSync(dir, { recursive: true });
-  if (options.gpus) writeFileSync(join(dir, 'nvidia-smi'), `#!/bin/sh\n${options.gpus.map((g) => `echo "${g}"\n`).join('')}`, { mode: 0o755 });
+  if (options.machine) writeGpuStandIns(dir, options.machine);
   if (options.nodeVersion) {
     writeFileSync(join(dir, 'node'), `#!/bin/sh\nif [ "$1" = --version ]; then echo ${options.nodeVersion}; else exec ${process.execPath} "$@"; fi\n`, { mode: 0o755 });
   }

@@ -54,6 +54,18 @@ describe('selectBackend', () => {
     expect(tf.getBackend()).toBe('wasm');
   });
 
+  it.skipIf(nativeInstalled('@tensorflow/tfjs-node-gpu'))('an agent pinned to a GPU that cannot load tfjs-node-gpu fails saying what to install, never on the CPU silently', async () => {
+    process.env.SHOAL_BACKEND = 'tensorflow-gpu';
+    process.env.CUDA_VISIBLE_DEVICES = '3';
+    try {
+      await expect(selectBackend()).rejects.toThrow(
+        /^this agent is pinned to GPU 3 \(CUDA_VISIBLE_DEVICES\) but tfjs-node-gpu cannot run it \(tensorflow-gpu skipped: @tensorflow\/tfjs-node-gpu not installed\)\. Install @tensorflow\/tfjs-node-gpu@4\.22\.0 .* or deploy with --allow-cpu-fallback to train on the CPU\.$/,
+      );
+    } finally {
+      delete process.env.CUDA_VISIBLE_DEVICES;
+    }
+  });
+
   it.skipIf(nativeInstalled('@tensorflow/tfjs-node') || nativeInstalled('@tensorflow/tfjs-node-gpu'))(
     'SHOAL_BACKEND=tensorflow fails clearly instead of falling back',
     async () => {

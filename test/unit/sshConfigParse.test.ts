@@ -174,14 +174,15 @@ describe('preflight probe output', () => {
       [
         '@@uname', 'Linux aarch64', '@@ncpu', '64', '@@cpumodel', 'Neoverse-V2', '@@mem', 'MemTotal:       527756404 kB', 'MemAvailable:   500000000 kB',
         '@@home', '/home/u', '@@disk', '/dev/nvme0n1p2 1921724676 4 1000 1% /', '@@node', '/usr/bin/node', 'v18.19.0',
-        '@@gpu', 'NVIDIA H200, 143771 MiB', 'NVIDIA H200, 143771 MiB', 'rc=0', '@@port', 'error EACCES', '@@portrange', '@@end',
+        '@@gpu', '0, NVIDIA H200, 143771 MiB, GPU-0f3a, 550.54.15', '1, NVIDIA H200, 143771 MiB, GPU-77c1, 550.54.15', 'rc=0', '@@cudalibs', 'libcudart.so.12', '@@port', 'error EACCES', '@@portrange', '@@end',
       ].join('\n'),
     );
     expect(facts).toMatchObject({ os: 'Linux', arch: 'aarch64', cpus: 64, diskFreeBytes: 1000 * 1024, node: { version: 'v18.19.0' }, complete: true });
     expect(facts.gpus).toEqual([
-      { name: 'NVIDIA H200', memoryBytes: 143771 * 1024 * 1024 },
-      { name: 'NVIDIA H200', memoryBytes: 143771 * 1024 * 1024 },
+      { index: 0, name: 'NVIDIA H200', memoryBytes: 143771 * 1024 * 1024, uuid: 'GPU-0f3a', driver: '550.54.15' },
+      { index: 1, name: 'NVIDIA H200', memoryBytes: 143771 * 1024 * 1024, uuid: 'GPU-77c1', driver: '550.54.15' },
     ]);
+    expect(facts.cudaLibs).toEqual(['libcudart.so.12']);
     expect(facts.port).toEqual({ ok: false, error: 'EACCES' });
     expect(parseProbeOutput('@@uname\nLinux x86_64\n@@gpu\nNVIDIA-SMI has failed because it could not communicate with the NVIDIA driver.\nrc=9\n@@end').gpuError).toContain('NVIDIA driver');
   });

@@ -25,7 +25,7 @@ import { reportCommandError } from './usage.js';
 
 export const DEPLOY_USAGE = `shoal deploy --cluster <name|cluster.json|local> --model <name|model.json> [--data PATH|synthetic | --data-on-hosts PATH] [--plan pp2-dp2 | --plan-file plan.json]
               [--epochs E | --steps S] [--batch B] [--lr X] [--eval-every N] [--checkpoint-every N]
-              [--trust-new] [--no-gpu] [--detach] [--json] [--verbose]
+              [--trust-new] [--no-gpu] [--allow-cpu-fallback] [--detach] [--json] [--verbose]
                                    start a job on SSH hosts or a Slurm cluster; it keeps running without this command`;
 
 // A deployed job's run folder is always its own under the runs folder, where jobs, attach and pull find
@@ -38,6 +38,7 @@ const OPTIONS = {
   'data-on-hosts': { type: 'string' },
   'trust-new': { type: 'boolean' },
   'no-gpu': { type: 'boolean' },
+  'allow-cpu-fallback': { type: 'boolean' },
   detach: { type: 'boolean' },
   verbose: { type: 'boolean' },
 } as const;
@@ -72,10 +73,10 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     queue = cluster.kind === 'slurm' ? cancelQueueOnInterrupt(io) : undefined;
     launcher =
       cluster.kind === 'local'
-        ? new LocalLauncher()
+        ? new LocalLauncher(undefined, { noGpu: values['no-gpu'] === true, allowCpuFallback: values['allow-cpu-fallback'] === true })
         : cluster.kind === 'slurm'
           ? new SlurmLauncher(cluster.slurm, { settings: cluster.settings, tasks: agentsNeeded(plan), signal: queue!.signal, login: cluster.login, connect: connectPrompts(io, values['trust-new'] === true) })
-          : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, settings: cluster.settings });
+          : new SshLauncher(cluster.hosts, { ...connectPrompts(io, values['trust-new'] === true), noGpu: values['no-gpu'] === true, allowCpuFallback: values['allow-cpu-fallback'] === true, settings: cluster.settings });
     // A Slurm cluster's nodes are known once allocated: its rows are as wide as Slurm node names usually are.
     const width = Math.max(8, ...launcher.targets.map((t) => t.alias.length));
     const { record } = await deployJob({

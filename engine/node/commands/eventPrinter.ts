@@ -7,7 +7,7 @@ export function describeEvent(event: JobEvent): string | null {
     case 'status':
       return `status: ${event.state}${event.message ? ` — ${event.message}` : ''}`;
     case 'agent':
-      return `agent rank ${event.rank} on ${event.host} (pid ${event.pid}): stage ${event.stage}, replica ${event.replica}, backend ${event.backend}`;
+      return `agent rank ${event.rank} on ${event.host} (pid ${event.pid}): stage ${event.stage}, replica ${event.replica}, backend ${event.backend}${event.device ? ` on ${event.device.gpu && event.device.kind === 'cpu' ? `the CPU (pinned GPU ${event.device.gpu.index} unused)` : event.device.gpu ? `GPU ${event.device.gpu.index} ${event.device.gpu.name} (${event.device.gpu.uuid})` : event.device.name}` : ''}`;
     case 'membership': {
       const replicas = new Set(event.agents.map((a) => a.replica)).size;
       const vnodes = event.agents.filter((a) => a.stage === 0 && a.shard === 0).map((a) => a.virtualNodes);

@@ -38,6 +38,7 @@ export class AttachedProcesses {
       bundle,
       role: spec.role,
       config: spec.config,
+      ...(spec.env ? { env: spec.env } : {}),
       cwd: mode.runDir,
       ...(spec.role === 'coordinator' && mode.coordinatorRestarts !== undefined ? { maxRestarts: mode.coordinatorRestarts } : {}),
       onStdout: (line) => {

@@ -1,5 +1,6 @@
 import type { Client } from 'ssh2';
 import type { ProbeFacts } from './ssh/preflightProbe.js';
+import { gpuReadiness } from './gpuReadiness.js';
 import { runRemote } from './ssh/exec.js';
 import { DEFAULT_REMOTE_DIR, remoteDirWord, remotePath } from './remotePaths.js';
 
@@ -14,11 +15,20 @@ export const TFJS_VERSION = '4.22.0';
 
 export type GpuRuntimeDecision = { install: false; reason: string } | { install: true; gpus: string };
 
-/** Install the native GPU backend only where preflight found working GPUs, and not when told not to. */
-export function decideGpuRuntime(facts: ProbeFacts, noGpu: boolean): GpuRuntimeDecision {
-  if (facts.gpus.length === 0) return { install: false, reason: facts.gpuError ? `nvidia-smi failed (${facts.gpuError}); agents use wasm` : 'no GPU; agents use wasm' };
-  if (noGpu) return { install: false, reason: `${facts.gpus.length} GPU(s), but --no-gpu: agents use wasm` };
-  return { install: true, gpus: facts.gpus.map((g) => g.name).join(', ') };
+/**
+ * Install the native GPU backend only where preflight found GPUs tfjs-node-gpu can use, and not when
+ * told not to. A host whose GPUs it cannot use is refused with the reason, unless the user allows its
+ * agents to train on the CPU (`allowCpuFallback`): never a silent fallback.
+ */
+export function decideGpuRuntime(facts: ProbeFacts, o: { noGpu: boolean; allowCpuFallback: boolean }): GpuRuntimeDecision {
+  const gpu = gpuReadiness(facts);
+  if (gpu.kind === 'no-gpu') return { install: false, reason: 'no GPU; agents use the CPU' };
+  if (o.noGpu) return { install: false, reason: `${facts.gpus.length} GPU(s), but --no-gpu: agents use the CPU` };
+  if (gpu.kind === 'unusable') {
+    if (!o.allowCpuFallback) throw new Error(`${gpu.line} Or deploy with --allow-cpu-fallback to train on this host's CPU, or with --no-gpu.`);
+    return { install: false, reason: `GPUs not usable, agents use the CPU (--allow-cpu-fallback): ${gpu.line}` };
+  }
+  return { install: true, gpus: facts.gpus.map((g) => `${g.index}: ${g.name}`).join(', ') };
 }
 
 const CHECK = (dir: string) => `P=${remoteDirWord(dir)}/node_modules/${GPU_PACKAGE}/package.json; [ -f "$P" ] && grep -q '"version": *"${TFJS_VERSION}"' "$P" && echo present\n`;

@@ -82,7 +82,7 @@ export function startScript(spec: ProcessSpec, o: StartOptions): string {
   const name = assertPlainName(spec.name, 'Process name');
   // A terminator the JSON cannot contain as a line of its own (the JSON is one line starting with `{`).
   const eof = `SHOAL_CONFIG_${randomBytes(8).toString('hex')}`;
-  const exports = [...exportLines(o.clusterEnv), ...Object.entries(o.env ?? {}).map(([k, v]) => `export ${assertEnvName(k)}=${v}`)];
+  const exports = [...exportLines(o.clusterEnv), ...Object.entries(o.env ?? {}).map(([k, v]) => `export ${assertEnvName(k)}=${v}`), ...exportLines(spec.env)];
   const lines = [
     'set -e',
     'umask 077',

@@ -4,6 +4,7 @@
  * SshLauncher (hosts over SSH) and SlurmLauncher, which runs the same start scripts as
  * `srun` steps inside an allocation.
  */
+import type { GpuFact } from '../../cluster/nvidiaSmi.js';
 import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import type { Payload } from './uploadPayload.js';
 import type { SlurmJobRecord } from './slurm/slurmJobRecord.js';
@@ -37,6 +38,12 @@ export interface TargetOutcome {
 export interface PreparedTarget extends TargetOutcome {
   /** The agent bundle as the target's shell sees it: absolute, or relative to the target's $HOME. */
   bundle?: string;
+  /** CPU cores the preflight counted there. */
+  cpus?: number;
+  /** The GPUs agents are pinned to there, one agent each (none: agents run on the CPU). */
+  gpus?: GpuFact[];
+  /** An agent pinned to a GPU may train on the CPU when tfjs-node-gpu fails to load (--allow-cpu-fallback). */
+  cpuFallback?: boolean;
 }
 
 /** A process to start, detached, on a target. */
@@ -47,6 +54,8 @@ export interface ProcessSpec {
   name: string;
   /** Carries the job secret: it must reach the process through stdin or a mode-600 file only. */
   config: Record<string, unknown>;
+  /** Environment of this process alone, literal values (an agent's CUDA_VISIBLE_DEVICES); never secrets. */
+  env?: Record<string, string>;
 }
 
 export interface StartedProcess {

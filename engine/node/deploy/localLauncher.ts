@@ -3,6 +3,8 @@ import { AttachedProcesses, type AttachedMode } from './attachedProcesses.js';
 import type { Forward, LaunchTarget, Launcher, PreparedTarget, PrepareEvent, ProcessSpec, StartedProcess, TargetJobState, TargetOutcome } from './launcher.js';
 import { readWith, startWith, statusWith, stopWith } from './jobOps.js';
 import { localShell } from './localShell.js';
+import { decideGpuRuntime } from './gpuRuntime.js';
+import { DEVICE_PROBE_SCRIPT, parseProbeOutput } from './ssh/preflightProbe.js';
 
 /**
  * This machine as a one-host cluster, in one of two modes:
@@ -16,7 +18,10 @@ export class LocalLauncher implements Launcher {
   readonly targets: readonly LaunchTarget[] = [{ alias: 'localhost', peerAddress: '127.0.0.1' }];
   private readonly attached: AttachedProcesses | null;
 
-  constructor(attached?: AttachedMode) {
+  constructor(
+    attached?: AttachedMode,
+    private readonly gpuOptions: { noGpu?: boolean; allowCpuFallback?: boolean } = {},
+  ) {
     this.attached = attached ? new AttachedProcesses(attached) : null;
   }
 
@@ -29,11 +34,19 @@ export class LocalLauncher implements Launcher {
     return this.attached ? `local-${index}` : 'localhost';
   }
 
+  /**
+   * This machine's GPUs are placed as a host's are (agentPlacement.ts): probed the same way, judged by
+   * the same rule. tfjs-node-gpu is not installed here by Shoal: agents load it where `npm install`ed.
+   */
   async prepare(onProgress?: (e: PrepareEvent) => void): Promise<PreparedTarget[]> {
     try {
       const bundle = agentBundlePath();
+      const facts = parseProbeOutput((await localShell(DEVICE_PROBE_SCRIPT)).stdout);
+      const allowCpuFallback = this.gpuOptions.allowCpuFallback === true;
+      const gpu = decideGpuRuntime(facts, { noGpu: this.gpuOptions.noGpu === true, allowCpuFallback });
+      if (facts.gpus.length > 0 || facts.gpuError) onProgress?.({ target: 'localhost', step: 'gpu-runtime', status: gpu.install ? 'ok' : 'skipped', detail: gpu.install ? gpu.gpus : gpu.reason });
       onProgress?.({ target: 'localhost', step: 'ready', status: 'ok', detail: bundle });
-      return [{ target: 'localhost', ok: true, bundle }];
+      return [{ target: 'localhost', ok: true, bundle, cpus: facts.cpus, gpus: gpu.install ? facts.gpus : [], cpuFallback: allowCpuFallback }];
     } catch (err) {
       return [{ target: 'localhost', ok: false, error: (err as Error).message }];
     }

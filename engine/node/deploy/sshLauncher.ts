@@ -16,6 +16,8 @@ export interface SshLauncherOptions extends ConnectOptions {
   concurrency?: number;
   /** Do not install the native GPU backend on GPU hosts (agents use wasm). */
   noGpu?: boolean;
+  /** Hosts whose GPUs tfjs-node-gpu cannot use run their agents on the CPU instead of being refused. */
+  allowCpuFallback?: boolean;
   /** The cluster's remote directory, setup commands and env. */
   settings?: ClusterSettings;
 }
@@ -71,7 +73,7 @@ export class SshLauncher implements Launcher {
 
   async prepare(onProgress: (e: PrepareEvent) => void = () => {}, inputs?: Payload): Promise<PreparedTarget[]> {
     const prepared = await prepareSshHosts(
-      { hosts: this.hosts, session: (alias) => this.session(alias), concurrency: this.options.concurrency ?? 8, noGpu: this.options.noGpu === true, settings: this.settings },
+      { hosts: this.hosts, session: (alias) => this.session(alias), concurrency: this.options.concurrency ?? 8, noGpu: this.options.noGpu === true, allowCpuFallback: this.options.allowCpuFallback === true, settings: this.settings },
       onProgress,
       inputs,
     );

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Client } from 'ssh2';
+import type { GpuFact } from '../../cluster/nvidiaSmi.js';
 import type { ClusterSettings } from '../../protocol/clusterSettings.js';
 import type { SshHost } from '../hosts/host.js';
 import { agentPayload } from './agentPayload.js';
@@ -22,6 +23,8 @@ export interface PrepareContext {
   session(alias: string): Promise<SshConnection>;
   concurrency: number;
   noGpu: boolean;
+  /** Hosts with GPUs tfjs-node-gpu cannot use train on their CPU instead of being refused. */
+  allowCpuFallback: boolean;
   settings: ClusterSettings;
 }
 
@@ -32,6 +35,8 @@ interface HostState {
   client?: Client;
   facts?: ProbeFacts;
   bundle?: string;
+  /** The GPUs its agents are pinned to: those of a host whose GPU backend is installed. */
+  gpus?: GpuFact[];
   error?: string;
 }
 
@@ -104,12 +109,13 @@ export async function prepareSshHosts(ctx: PrepareContext, onProgress: (e: Prepa
     for (const s of [first, ...rest].filter((x) => x.error === undefined)) {
       try {
         s.step = 'gpu-runtime';
-        const gpu = decideGpuRuntime(s.facts!, ctx.noGpu);
+        const gpu = decideGpuRuntime(s.facts!, ctx);
         if (!gpu.install) s.emit('skipped', gpu.reason);
         else {
           s.emit('running', gpu.gpus);
           const how = await ensureGpuRuntime(s.client!, `${s.host.alias} (${whereOf(s.host)})`, (d) => s.emit('progress', d), remoteDir);
           s.emit('ok', how === 'present' ? 'native GPU backend already installed' : 'native GPU backend installed');
+          s.gpus = s.facts!.gpus;
         }
         s.step = 'ready';
         s.emit('ok', 'ready');
@@ -119,7 +125,9 @@ export async function prepareSshHosts(ctx: PrepareContext, onProgress: (e: Prepa
     }
   });
 
-  return states.map((s) => (s.error === undefined ? { target: s.host.alias, ok: true, bundle: s.bundle! } : { target: s.host.alias, ok: false, error: s.error }));
+  return states.map((s) =>
+    s.error === undefined ? { target: s.host.alias, ok: true, bundle: s.bundle!, cpus: s.facts?.cpus, gpus: s.gpus ?? [], cpuFallback: ctx.allowCpuFallback } : { target: s.host.alias, ok: false, error: s.error },
+  );
 }
 
 async function checkHost(ctx: PrepareContext, s: HostState, inputs?: Payload): Promise<void> {

@@ -7,6 +7,8 @@ export interface SupervisedOptions {
   role: 'coordinator' | 'agent';
   /** Written to the process's standard input (it carries the job secret). */
   config: unknown;
+  /** Added to this process's environment (an agent's CUDA_VISIBLE_DEVICES). */
+  env?: Record<string, string>;
   /** The working directory: a coordinator keeps its port file there for a restart (agents/coordinator/restart.ts). */
   cwd: string;
   /** At most this many restarts (default: the restart policy's). */
@@ -64,7 +66,7 @@ export class SupervisedProcess {
       cwd: this.o.cwd,
       stdio: ['pipe', 'pipe', 'pipe'],
       // SHOAL_OWNER_PID: the coordinator stops the job (with a checkpoint) should this owner die unannounced.
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: '1', SHOAL_SUPERVISED: '1', SHOAL_RESTART: String(this.restarts), SHOAL_OWNER_PID: String(process.pid) },
+      env: { ...process.env, ...this.o.env, ELECTRON_RUN_AS_NODE: '1', SHOAL_SUPERVISED: '1', SHOAL_RESTART: String(this.restarts), SHOAL_OWNER_PID: String(process.pid) },
     });
     this.child = child;
     child.stdin!.on('error', () => {}); // a process that dies at once closes its stdin under us

@@ -1,7 +1,7 @@
 import type { ModelGraph } from '../../model/graph.js';
 import { agentsNeeded, type Plan } from '../../plan/plan.js';
 import type { SshHost } from '../hosts/host.js';
-import type { Launcher, LaunchTarget, PreparedTarget, PrepareEvent, StartedProcess } from '../deploy/launcher.js';
+import type { Launcher, PreparedTarget, PrepareEvent, StartedProcess } from '../deploy/launcher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
 import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { createRunDir } from './runStore.js';
@@ -10,6 +10,7 @@ import { releaseRunLock } from './runLock.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
+import { placeAgentSlots, splitTensorGroupWarnings, type AgentSlot } from './agentPlacement.js';
 import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
 
 export interface DeployOptions {
@@ -58,11 +59,6 @@ export class DeployError extends Error {
   }
 }
 
-/** Agents go round-robin over the hosts, head first, so every host of the cluster takes part. */
-export function placeAgents(targets: readonly LaunchTarget[], agents: number): LaunchTarget[] {
-  return Array.from({ length: agents }, (_, i) => targets[i % targets.length]);
-}
-
 /**
  * Deploy a job: prepare every host (in parallel; each host's failure is reported for that host), start
  * the coordinator on the head host and the agents on every host, detached, and record the job here
@@ -101,10 +97,16 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
   const createdAt = new Date().toISOString();
   const secret = newJobSecret();
   const head = launcher.targets[0];
-  const placement = placeAgents(launcher.targets, agents);
+  let placement: AgentSlot[];
+  try {
+    placement = placeAgentSlots(plan, agents, launcher.targets, prepared);
+  } catch (err) {
+    throw new DeployError((err as Error).message, prepared);
+  }
+  for (const warning of splitTensorGroupWarnings(plan, model, placement)) o.onWarning?.(warning);
   // Agents on other hosts must reach the coordinator: then it listens on the head's cluster address.
   // Alone on the head, it listens on loopback only. The studio goes through an SSH forward either way.
-  const listenHost = placement.every((t) => t.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
+  const listenHost = placement.every((a) => a.target.alias === head.alias) ? '127.0.0.1' : head.peerAddress;
   const runDir = createRunDir({ jobId, createdAt, model: modelRef(model), plan, agents, steps: o.steps, ...(o.training ? { training: o.training } : {}) }, o.runDir, o.onWarning, folderUse);
   const detached = launcher.detached ?? true;
   // The run folder is this job's from here (runLock.ts). A detached job's folder is guarded while it is
@@ -140,13 +142,14 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
     // Recorded before the agents start, so that `shoal stop` can clean up whatever happens next.
     if (detached) writeDeployRecord(runDir, record);
 
-    const started = await mapBounded(placement, 8, async (target, i): Promise<StartedProcess | Error> =>
+    const started = await mapBounded(placement, 8, async ({ target, slot, gpu, env }): Promise<StartedProcess | Error> =>
       launcher
         .start(target.alias, {
           jobId,
           role: 'agent',
-          name: `agent-${i}`,
-          config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, launcher.agentHost?.(target, i) ?? target.alias, o.agentSlowdowns?.[i]),
+          name: `agent-${slot}`,
+          config: agentConfig(secret, { host: listenHost, port: coordinator.port! }, target.peerAddress, launcher.agentHost?.(target, slot) ?? target.alias, o.agentSlowdowns?.[slot], { slot, ...(gpu ? { gpu } : {}) }),
+          env,
         })
         .catch((err: Error) => err),
     );

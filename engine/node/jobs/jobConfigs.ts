@@ -76,7 +76,9 @@ export function newJobSecret(): string {
 
 /** A plan that cannot run on `agents` processes is refused before anything starts, with the validator's diagnostics. */
 export function assertPlanRuns(plan: Plan, model: ModelGraph, agents: number): void {
-  const diagnostics = [...validatePlan(plan, model, localClusterSpec(agents)), ...executionSupport(plan, model)];
+  // The plan's device indices are checked against the hosts' devices once they are known (agentPlacement.ts).
+  const devices = Math.max(agents, ...plan.stages.flatMap((s) => s.devices ?? []).map((d) => d + 1));
+  const diagnostics = [...validatePlan(plan, model, localClusterSpec(devices)), ...executionSupport(plan, model)];
   if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
 }
 
@@ -114,7 +116,10 @@ export function coordinatorConfig(spec: JobSpec, secret: string, place: Coordina
   };
 }
 
+/** The rank an agent is started for and the GPU it is pinned to (agentPlacement.ts). */
+export type AgentPlace = Pick<AgentConfig, 'slot' | 'gpu'>;
+
 /** An agent joins `coordinator` (as its host reaches it) and takes peer connections on `bindHost`. */
-export function agentConfig(secret: string, coordinator: { host: string; port: number }, bindHost: string, hostLabel: string, slowdown?: number): AgentConfig {
-  return { secret, coordinator: { host: coordinator.host, port: coordinator.port }, bindHost, hostLabel, ...(slowdown === undefined ? {} : { slowdown }) };
+export function agentConfig(secret: string, coordinator: { host: string; port: number }, bindHost: string, hostLabel: string, slowdown?: number, place?: AgentPlace): AgentConfig {
+  return { secret, coordinator: { host: coordinator.host, port: coordinator.port }, bindHost, hostLabel, ...(slowdown === undefined ? {} : { slowdown }), ...place };
 }

@@ -1,4 +1,4 @@
-import type { FinalEvent, JobEvent, JobState, ProfileEvent, TimelineJobEvent } from '../../../engine/protocol/events';
+import type { AgentDevice, FinalEvent, JobEvent, JobState, ProfileEvent, TimelineJobEvent } from '../../../engine/protocol/events';
 import { addAlert, alertFinding, resolveAlerts } from '../monitor/alerts';
 import type { Alert } from '../monitor/alerts';
 
@@ -20,6 +20,8 @@ export interface AgentLine {
   host: string;
   backend: string;
   pid?: number;
+  /** The device it runs on and why that backend (absent in older histories). */
+  device?: AgentDevice;
 }
 
 /** Who holds which rank from a step on (a `membership` event): a new generation after every resize or loss. */

@@ -56,8 +56,9 @@ export function Monitor() {
       </div>
       <div className="monitor__agents">
         {metrics?.agents.map((a) => (
-          <span key={a.rank} className="agent-chip" style={{ borderColor: stageColor(a.stage) }} title={`${a.host}, stage ${a.stage}, replica ${a.replica}`}>
+          <span key={a.rank} className="agent-chip" style={{ borderColor: stageColor(a.stage) }} title={`${a.host}, stage ${a.stage}, replica ${a.replica}${a.device ? `; ${a.device.name}; ${a.device.reason}` : ''}`}>
             rank {a.rank} · s{a.stage}r{a.replica} · {a.backend}
+            {a.device?.gpu && ` · GPU ${a.device.gpu.index}${a.device.kind === 'gpu' ? ` ${a.device.gpu.name}` : ' unused'}`}
           </span>
         ))}
       </div>

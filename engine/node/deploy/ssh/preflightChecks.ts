@@ -1,4 +1,5 @@
 import type { ClockSkew } from './clockSkew.js';
+import { gpuReadiness } from '../gpuReadiness.js';
 import type { ProbeFacts } from './preflightProbe.js';
 
 export type PreflightStep = 'reachable' | 'hostKey' | 'authenticated' | 'os' | 'cpu' | 'memory' | 'disk' | 'node' | 'gpu' | 'ports' | 'clock';
@@ -42,12 +43,20 @@ export function judgeFacts(f: ProbeFacts, user: string): StepVerdict[] {
       detail: `${gib(f.diskFreeBytes)} free in ${f.home ?? '~'}${f.diskFreeBytes < MIN_FREE_DISK ? `: less than ${gib(MIN_FREE_DISK)}, the agent, packages and checkpoints may not fit` : ''}`,
     });
   v.push(judgeNode(f));
-  if (f.gpuError) v.push({ step: 'gpu', status: 'warn', detail: `nvidia-smi failed (${f.gpuError}); GPUs will not be used until the driver works.` });
-  else v.push({ step: 'gpu', status: 'ok', detail: f.gpus.length === 0 ? 'none' : f.gpus.map((g) => `${g.name} (${gib(g.memoryBytes)})`).join(', ') });
+  v.push(judgeGpus(f));
   if (!f.port) v.push({ step: 'ports', status: 'skipped', detail: 'needs Node on the host' });
   else if (f.port.ok) v.push({ step: 'ports', status: 'ok', detail: `can listen on TCP (bound port ${f.port.port}${f.portRange ? `; ephemeral range ${f.portRange[0]}–${f.portRange[1]}` : ''})` });
   else v.push({ step: 'ports', status: 'fail', detail: `cannot listen on a TCP port (${f.port.error}): agents must accept connections from their peers.` });
   return v;
+}
+
+/** Each GPU (index, name, memory, uuid), and whether tfjs-node-gpu can use them (gpuReadiness.ts). */
+function judgeGpus(f: ProbeFacts): StepVerdict {
+  const gpu = gpuReadiness(f);
+  const list = f.gpus.map((g) => `${g.index}: ${g.name} (${gib(g.memoryBytes)}, ${g.uuid})`).join(', ');
+  if (gpu.kind === 'no-gpu') return { step: 'gpu', status: 'ok', detail: 'none (no nvidia-smi): agents run on the CPU' };
+  if (gpu.kind === 'ready') return { step: 'gpu', status: 'ok', detail: `${list}; ${gpu.summary}` };
+  return { step: 'gpu', status: 'warn', detail: `${gpu.line}${list ? ` GPUs: ${list}.` : ''} Until then a job runs on this host's CPU only with --allow-cpu-fallback.` };
 }
 
 function judgeNode(f: ProbeFacts): StepVerdict {

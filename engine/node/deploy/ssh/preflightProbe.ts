@@ -3,11 +3,25 @@
  * parser of its output. Sections start with `@@name`; every probe tolerates a missing tool (macOS,
  * minimal containers), so a missing fact is reported for that fact, never as a failed host.
  */
+import { NVIDIA_SMI_QUERY, parseNvidiaSmiCsv, type GpuFact } from '../../../cluster/nvidiaSmi.js';
+
+/** The libraries tfjs-node-gpu's libtensorflow loads by soname (libcudart.so.11.0, libcudnn.so.8 …). */
+const CUDA_LIB = 'lib(cudart|cublas|cudnn)\\.so[.0-9]*';
 
 // The port probe runs only when Node is present: agents need it anyway, and it binds exactly as they will.
 const PORT_PROBE =
   "const s=require('net').createServer();s.on('error',e=>{console.log('error '+e.code);process.exit(0)});" +
   "s.listen(0,'0.0.0.0',()=>{console.log('ok '+s.address().port);s.close()})";
+
+/** What decides whether tfjs-node-gpu can run: the OS and CPU, the GPUs, and the CUDA libraries. */
+const GPU_PROBE = [
+  `echo @@gpu; if command -v nvidia-smi >/dev/null 2>&1; then ${NVIDIA_SMI_QUERY} 2>&1; echo "rc=$?"; fi`,
+  // The CUDA and cuDNN libraries as TensorFlow's dlopen finds them: the ldconfig cache, then LD_LIBRARY_PATH.
+  `echo @@cudalibs; ( (ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null) | grep -Eo '${CUDA_LIB}' ; IFS=:; for d in $LD_LIBRARY_PATH; do ls "$d" 2>/dev/null | grep -Eo '^${CUDA_LIB}$'; done ) | sort -u`,
+];
+
+/** The devices alone, for this machine's own agents (LocalLauncher): its output parses with parseProbeOutput. */
+export const DEVICE_PROBE_SCRIPT = ['echo @@uname; uname -sm 2>&1', 'echo @@ncpu; (getconf _NPROCESSORS_ONLN || nproc) 2>/dev/null', ...GPU_PROBE, 'echo @@end', ''].join('\n');
 
 export const PROBE_SCRIPT = [
   'echo @@uname; uname -sm 2>&1',
@@ -17,17 +31,13 @@ export const PROBE_SCRIPT = [
   'echo @@home; echo "$HOME"',
   'echo @@disk; df -Pk "$HOME" 2>/dev/null | tail -n 1',
   'echo @@node; if command -v node >/dev/null 2>&1; then command -v node; node --version 2>&1; fi',
-  'echo @@gpu; if command -v nvidia-smi >/dev/null 2>&1; then nvidia-smi --query-gpu=name,memory.total --format=csv,noheader 2>&1; echo "rc=$?"; fi',
+  ...GPU_PROBE,
   `echo @@port; if command -v node >/dev/null 2>&1; then node -e "${PORT_PROBE}" 2>&1; fi`,
   'echo @@portrange; cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null',
   'echo @@end',
   '',
 ].join('\n');
 
-export interface GpuInfo {
-  name: string;
-  memoryBytes: number;
-}
 
 export interface ProbeFacts {
   os?: string;
@@ -41,7 +51,9 @@ export interface ProbeFacts {
   /** null: no `node` on the PATH of an SSH session. */
   node: { path: string; version: string } | null;
   /** Empty when there is no nvidia-smi: a host without GPUs is normal. */
-  gpus: GpuInfo[];
+  gpus: GpuFact[];
+  /** Sonames of the CUDA runtime, cuBLAS and cuDNN libraries the dynamic loader finds (libcudart.so.11.0 …). */
+  cudaLibs: string[];
   /** nvidia-smi present but failing (driver trouble): its output. */
   gpuError?: string;
   /** Port the host could bind (0.0.0.0:0), or why it could not; absent without Node. */
@@ -60,7 +72,7 @@ export function parseProbeOutput(stdout: string): ProbeFacts {
     else if (current && line.trim()) current.push(line.trim());
   }
   const one = (name: string) => sections.get(name)?.[0];
-  const facts: ProbeFacts = { node: null, gpus: [], complete: sections.has('end') };
+  const facts: ProbeFacts = { node: null, gpus: [], cudaLibs: sections.get('cudalibs') ?? [], complete: sections.has('end') };
 
   const [os, arch] = (one('uname') ?? '').split(/\s+/);
   if (os) facts.os = os;
@@ -87,7 +99,7 @@ export function parseProbeOutput(stdout: string): ProbeFacts {
   return facts;
 }
 
-/** `NVIDIA H200, 143771 MiB` lines, then `rc=N` from the probe. */
+/** nvidia-smi's CSV lines, then `rc=N` from the probe. */
 function parseGpus(lines: string[], facts: ProbeFacts): void {
   if (lines.length === 0) return;
   const rc = lines[lines.length - 1].startsWith('rc=') ? Number(lines[lines.length - 1].slice(3)) : 0;
@@ -96,8 +108,5 @@ function parseGpus(lines: string[], facts: ProbeFacts): void {
     facts.gpuError = body.join(' ').slice(0, 300) || `nvidia-smi exited with ${rc}`;
     return;
   }
-  for (const line of body) {
-    const m = /^(.*),\s*(\d+)\s*MiB$/.exec(line);
-    if (m) facts.gpus.push({ name: m[1].trim(), memoryBytes: Number(m[2]) * 1024 * 1024 });
-  }
+  facts.gpus = parseNvidiaSmiCsv(body.join('\n'));
 }
