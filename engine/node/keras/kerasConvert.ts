@@ -119,7 +119,7 @@ function readKeras3(file: string, tmp: string): Read {
     checkNoExtraWeights(f, 'layers', new Set(slots.map((s) => s.keras3Path)), `${name} (model.weights.h5)`);
     if (hasDatasets(f, 'optimizer')) notes.push(`${name}: the optimizer state saved in the file is not carried over; training starts with fresh optimizer state.`);
     const metadataText = texts.has('metadata.json') ? Buffer.concat(texts.get('metadata.json')!).toString('utf8') : undefined;
-    const document = layersDocument(topology, specs, config.compile_config);
+    const document = layersDocument(topology, specs, { compile_config: config.compile_config });
     checkAgainstGraph(document, slots, specs, name, (s) => `model.weights.h5:${s.keras3Path}`);
     return { document, notes, source: { format: 'keras', file, configText, metadataText, weights: specs.map((s, i) => ({ name: s.name, path: slots[i].keras3Path, shape: s.shape })) } };
   } finally {
@@ -161,7 +161,7 @@ function readKeras2(file: string, tmp: string): Read {
     const specs = writeWeights(tmp, slots, (s) => paths.get(s)!, (path) => f.get(path), name);
     const notes = f.get('optimizer_weights') ? [`${name}: the optimizer state saved in the file is not carried over; training starts with fresh optimizer state.`] : [];
     const trainingConfig = stringAttr(f, 'training_config');
-    const document = layersDocument(config, specs, trainingConfig === undefined ? undefined : JSON.parse(trainingConfig));
+    const document = layersDocument(config, specs, { training_config: trainingConfig === undefined ? undefined : JSON.parse(trainingConfig) });
     checkAgainstGraph(document, slots, specs, name, (s) => paths.get(s)!);
     const rootAttrs = Object.fromEntries(['keras_version', 'backend'].flatMap((k) => (stringAttr(f, k) === undefined ? [] : [[k, stringAttr(f, k)!]])));
     return { document, notes, source: { format: 'h5', file, configText, rootAttrs, layerNames, weightNames, weights: specs.map((s, i) => ({ name: s.name, path: paths.get(slots[i])!, shape: s.shape })) } };
@@ -234,8 +234,9 @@ function hasDatasets(f: H5File, root: string): boolean {
   return node instanceof Group && node.keys().some((k) => hasDatasets(f, `${root}/${k}`));
 }
 
-function layersDocument(topology: Json, specs: Spec[], trainingConfig: unknown): Json {
-  const modelTopology = isObject(trainingConfig) ? { ...topology, training_config: trainingConfig } : topology;
+/** Keras 3's compile_config and Keras 2's training_config ride along under their own keys (trainingSpec reads both). */
+function layersDocument(topology: Json, specs: Spec[], compiled: Record<string, unknown>): Json {
+  const modelTopology = { ...topology, ...Object.fromEntries(Object.entries(compiled).filter(([, v]) => isObject(v))) };
   return { format: 'layers-model', generatedBy: 'keras', convertedBy: 'shoal', modelTopology, weightsManifest: [{ paths: [WEIGHTS], weights: specs }] };
 }
 
