@@ -25,6 +25,9 @@ const common = {
   // Prefer ES modules: tfjs-core's gradient registrations exist only as ESM, and mixing them with its
   // CommonJS build would bundle tfjs-core twice (about 0.7 MB more per agent upload).
   mainFields: ['module', 'main'],
+  // ES modules bundled as CommonJS (h5wasm's emscripten loader) read import.meta.url: the bundle's own file.
+  banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+  define: { 'import.meta.url': '__importMetaUrl' },
   absWorkingDir: root,
 };
 

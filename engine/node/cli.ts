@@ -10,6 +10,7 @@ import { runSuggest } from './commands/suggest.js';
 import { runAttachCommand } from './commands/attach.js';
 import { DEPLOY_USAGE, runDeployCommand } from './commands/deploy.js';
 import { EXPORT_USAGE, runExportCommand } from './commands/export.js';
+import { h5Ready } from './keras/h5.js';
 import { runJobsCommand } from './commands/jobs.js';
 import { runStopCommand, STOP_USAGE } from './commands/stop.js';
 import { PULL_USAGE, runPullCommand } from './commands/pull.js';
@@ -61,6 +62,8 @@ const COMMANDS = ['train', 'plan', 'models', 'cluster', 'deploy', 'jobs', 'attac
 async function main(): Promise<void> {
   const [command, ...given] = process.argv.slice(2);
   const rest = joinNegativeValues(given);
+  // Keras files are read through h5wasm, whose module loads asynchronously: once, before any command.
+  if (rest.some((a) => /\.(keras|h5|hdf5)$/i.test(a)) || command === 'export' || command === 'resume') await h5Ready();
   if (COMMANDS.includes(command) && command !== 'cluster' && rest.some((a) => a === '--help' || a === '-h')) {
     process.stdout.write(usageOf(command) + '\n');
     return;

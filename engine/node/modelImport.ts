@@ -1,21 +1,19 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { ModelGraph } from '../model/graph.js';
 import { base64Bytes, ImportModelRequestSchema, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME } from '../protocol/modelImport.js';
 import { publishFolder, syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
 import { manifestGroupBytes, readLayersModelDocument } from '../wire/layersModelFile.js';
-import { runsRoot } from './jobs/runStore.js';
 import { loadModel } from './modelRef.js';
+import { modelsRoot } from './modelStore.js';
 
 /**
  * Models the studio imported (opened in the renderer, picked or dropped), stored where agents can read
  * them: `<data dir>/models/<content hash>/model.json` with the `.bin` files its weightsManifest names.
  * The same content lands in the same folder, so importing a model twice stores it once.
  */
-export function modelsRoot(): string {
-  return join(dirname(runsRoot()), 'models');
-}
+export { modelsRoot };
 
 /** Whether a model file lies in the studio's model store (the only model files the studio trains). */
 export function isImportedModelFile(file: string, root = modelsRoot()): boolean {

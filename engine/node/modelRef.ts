@@ -3,6 +3,8 @@ import { dirname, join, resolve } from 'node:path';
 import { checkWeightFiles } from '../wire/layersModelFile.js';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
+import { convertKerasFile, kerasFormatOf } from './keras/kerasConvert.js';
+import { modelsRoot } from './modelStore.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
 import { formatDiagnostics } from '../plan/diagnostics.js';
 import { LIMITS } from '../plan/limits.js';
@@ -16,8 +18,10 @@ export function modelRef(graph: ModelGraph): string {
 }
 
 export function isModelFile(ref: string): boolean {
-  return ref.endsWith('.json') || ref.includes('/') || ref.includes('\\');
+  return ref.endsWith('.json') || kerasFormatOf(ref) !== null || ref.includes('/') || ref.includes('\\');
 }
+
+const told = new Set<string>();
 
 /**
  * The model a reference names: a zoo model, or a tfjs LayersModel file (`model.json`), imported with
@@ -26,7 +30,17 @@ export function isModelFile(ref: string): boolean {
 export function loadModel(ref: string): ModelGraph {
   if (!isModelFile(ref)) return zooModel(ref);
   const file = resolve(ref);
-  if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
+  if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass a Keras file (.keras, .h5), the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
+  if (kerasFormatOf(file) && !statSync(file).isDirectory()) {
+    // Read as the tfjs LayersModel it converts to, stored once per content: agents, deploys and
+    // checkpoints then see one kind of model file.
+    const { modelJson, notes } = convertKerasFile(file, modelsRoot());
+    for (const note of notes.filter((n) => !told.has(n))) {
+      told.add(note);
+      process.stderr.write(`shoal: ${note}\n`);
+    }
+    return readModelFile(modelJson).graph;
+  }
   return readModelFile(file).graph;
 
   function readModelFile(path: string): { document: unknown; graph: ModelGraph } {

@@ -1,6 +1,8 @@
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { prepareExportFolder } from './exportFolder.js';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { exportKerasFile, kerasSourceOf } from './exportKeras.js';
+import { kerasFormatOf } from '../keras/kerasConvert.js';
 import { readCheckpoint, type CheckpointHeader } from '../../wire/checkpointFile.js';
 import { kerasTopology } from '../../model/export/kerasTopology.js';
 import { zooModel } from '../../model/zoo.js';
@@ -11,6 +13,9 @@ import { findResumePoint } from '../jobs/runStore.js';
 
 export type { WeightsExport };
 
+/** What `shoal export --format` writes: tfjs's model.json + weights, a Keras 3 archive or a Keras 2 .h5. */
+export type ExportFormat = 'tfjs' | 'keras' | 'h5';
+
 export const WEIGHTS_FILE = 'group1-shard1of1.bin';
 
 
@@ -20,10 +25,19 @@ export const WEIGHTS_FILE = 'group1-shard1of1.bin';
  * checkpoint file, as for `shoal resume`; the newest checkpoint of a run is used. Optimizer slots are
  * left out: the export is for inference (or fine-tuning from scratch optimizer state).
  */
-export function exportWeights(target: string, outDir?: string, generatedBy = 'shoal 0.1.0'): WeightsExport {
+export function exportWeights(target: string, outDir?: string, generatedBy = 'shoal 0.1.0', format?: ExportFormat): WeightsExport {
   const { checkpoint, runDir } = findResumePoint(target);
   const { header, body } = readCheckpoint(checkpoint);
   if (outDir !== undefined && outDir.trim() === '') throw new Error('--out is empty: give the folder to export into, or leave --out out for tfjs-model in the run folder.');
+  // A model that came as a Keras file goes home as one by default.
+  const keras = isModelFile(header.model) ? kerasSourceOf(header.model) : null;
+  const chosen = format ?? keras?.format ?? 'tfjs';
+  if (chosen !== 'tfjs') {
+    if (!keras) throw new Error(`${header.model} was not opened from a Keras file, so Shoal has no Keras config to write it with; export it with --format tfjs (the default).`);
+    const name = basename(keras.file);
+    const out = outDir === undefined ? join(runDir ?? '.', name) : kerasFormatOf(outDir) ? outDir : join(outDir, name);
+    return exportKerasFile(header, body, checkpoint, keras, chosen, out);
+  }
   const dir = resolve(outDir ?? join(runDir ?? '.', 'tfjs-model'));
   prepareExportFolder(dir);
   if (isModelFile(header.model)) return exportImported(header, body, checkpoint, dir, generatedBy);
