@@ -1,4 +1,5 @@
 import { parsePlan } from '../../engine/plan/plan.js';
+import { hostPath } from '../../engine/wire/hostPath.js';
 import { defaultMetrics } from '../exec/evalSums.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { PeerMesh } from '../comm/peerMesh.js';
@@ -27,6 +28,11 @@ export async function buildStage(setup: AgentRequestOf<'setup'>, mesh: PeerMesh)
   const wanted = new Set(links.links);
   await mesh.connect(me.rank, setup.peers.filter((p) => wanted.has(p.rank)));
 
+  // The user's own layer classes (--layers) are registered before tfjs-layers builds the model.
+  if (setup.model.source?.layersFile) {
+    const { registerUserLayers } = await import('../../engine/wire/userLayers.js');
+    await registerUserLayers(hostPath(setup.model.source.layersFile));
+  }
   let module: StageExecutor;
   let tensorGroup: TensorGroup | null = null;
   let graphStage: GraphStage | null = null;

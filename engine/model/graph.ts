@@ -47,7 +47,11 @@ export interface ModelGraph {
    * agents build its layers with tfjs-layers and start from its weights, and exports keep its topology.
    * Absent for the zoo's built-in models.
    */
-  source?: { modelFile: string };
+  source?: {
+    modelFile: string;
+    /** The user's `--layers` module (exports `register(tf)`), run by every process before it builds the model. */
+    layersFile?: string;
+  };
 }
 
 export function totalParams(graph: ModelGraph): number {

@@ -8,6 +8,7 @@ import { normFacts } from './facts/norm.js';
 import { poolingFacts } from './facts/pooling.js';
 import { bidirectionalFacts, recurrentFacts, timeDistributedFacts } from './facts/recurrent.js';
 import { shapeFacts } from './facts/shape.js';
+import { tfjsLayerFacts } from './facts/tfjsLayer.js';
 
 export type { LayerFacts } from './facts/common.js';
 
@@ -60,6 +61,8 @@ export function layerFacts(spec: LayerSpec, inputs: number[][]): LayerFacts {
       return concatenateFacts(spec, inputs);
     case 'multiHeadAttention':
       return attentionFacts(spec, inputs);
+    case 'tfjsLayer':
+      return tfjsLayerFacts(spec, inputs);
     case 'opaque':
       // Nothing is known about it: assume it keeps its (first) input's shape and costs nothing.
       return facts([...(inputs[0] ?? [])], 0, 0);

@@ -5,6 +5,8 @@
  * the batch dimension throughout.
  */
 
+import type { BuiltWeight } from './import/layerLibrary.js';
+
 /** Activations the agents implement. General layers carry Keras's activation name as a string. */
 export type Activation = 'linear' | 'relu' | 'softmax';
 
@@ -118,6 +120,11 @@ export type GeneralLayerSpec =
       useBias: boolean;
       causal: boolean;
     }
+  /**
+   * A layer of any class tfjs-layers knows (the user's registered classes included) that Shoal has no
+   * spec of its own for: its output shape and weights are what tfjs-layers built (import/layerLibrary.ts).
+   */
+  | { kind: 'tfjsLayer'; className: string; config: unknown; outputShape: number[]; weights: BuiltWeight[] }
   /** A layer Shoal does not model: its shape passes through when it cannot be inferred; no parameters. */
   | { kind: 'opaque'; className: string; config: unknown };
 

@@ -8,6 +8,8 @@ import { modelsRoot } from './modelStore.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
 import { formatDiagnostics } from '../plan/diagnostics.js';
 import { LIMITS } from '../plan/limits.js';
+import { tfjsLayerLibrary } from '../wire/tfjsLayerLibrary.js';
+import { registerUserLayers } from '../wire/userLayers.js';
 
 /**
  * What names a model everywhere a job is recorded (job.json, checkpoints, plans): a zoo name, or the
@@ -23,11 +25,31 @@ export function isModelFile(ref: string): boolean {
 
 const told = new Set<string>();
 
+/** The `--layers` option's value: a path, or undefined when it is not given. */
+export function layersOption(values: { layers?: unknown }): string | undefined {
+  if (values.layers === undefined) return undefined;
+  if (typeof values.layers !== 'string' || values.layers.trim() === '') throw new Error('--layers is empty: give the JavaScript module that registers your layer classes, or leave --layers out.');
+  return values.layers;
+}
+
+/**
+ * The model a reference names, after running the user's `--layers` module (if any) so that its classes
+ * are registered: what every command that takes `--model` and `--layers` opens.
+ */
+export async function openModel(ref: string, layersFile?: string): Promise<ModelGraph> {
+  if (layersFile === undefined) return loadModel(ref);
+  await registerUserLayers(layersFile);
+  if (!isModelFile(ref)) throw new Error(`--layers applies to a model file; "${ref}" is a built-in model. Pass --model with your model.json, or leave out --layers.`);
+  return loadModel(ref, resolve(layersFile));
+}
+
 /**
  * The model a reference names: a zoo model, or a tfjs LayersModel file (`model.json`), imported with
- * its shapes and costs. A file that does not import cleanly is refused with every problem listed.
+ * its shapes and costs. Its layers are read by tfjs-layers' registry, with the classes of
+ * `layersFile` (the user's module, registered beforehand by openModel), which the graph then names so
+ * every agent registers it too. A file that does not import cleanly is refused with every problem listed.
  */
-export function loadModel(ref: string): ModelGraph {
+export function loadModel(ref: string, layersFile?: string): ModelGraph {
   if (!isModelFile(ref)) return zooModel(ref);
   const file = resolve(ref);
   if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass a Keras file (.keras, .h5), the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
@@ -63,7 +85,7 @@ export function loadModel(ref: string): ModelGraph {
     }
     let imported: ReturnType<typeof importKerasModel>;
     try {
-      imported = importKerasModel(doc);
+      imported = importKerasModel(doc, { library: tfjsLayerLibrary });
     } catch (err) {
       throw new Error(`Model file ${path}: ${(err as Error).message}`);
     }
@@ -72,7 +94,7 @@ export function loadModel(ref: string): ModelGraph {
     if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
     // The weights it names are checked (place and size) before any job starts, not read.
     if (isRecord(doc)) checkWeightFiles(doc, dirname(path), path);
-    return { document: doc, graph: { ...graph, source: { modelFile: path } } };
+    return { document: doc, graph: { ...graph, source: { modelFile: path, ...(layersFile ? { layersFile } : {}) } } };
   }
 }
 

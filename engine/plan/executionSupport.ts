@@ -4,6 +4,7 @@ import { Findings, type Diagnostic } from './diagnostics.js';
 import type { Plan } from './plan.js';
 import { virtualNodesPerReplica } from './virtualNodes.js';
 import { scheduleTraits } from './scheduleTraits.js';
+import { REFUSED_LAYER_CLASSES } from './refusedLayers.js';
 import { inputShapeOf, shardingProblem, unshardableLayer } from './tensorSharding.js';
 
 /**
@@ -56,7 +57,12 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
   }
   for (const layer of model.layers) {
     if (layer.spec.kind === 'opaque') {
-      findings.error('layer-not-executable', `Layer "${layer.id}" is a ${layer.spec.className}, which Shoal does not know, so the agents cannot train this model.`, { layer: layer.id }, `Replace the ${layer.spec.className} layer with built-in Keras layers, or remove it.`);
+      findings.error('layer-not-executable', `Layer "${layer.id}" is a ${layer.spec.className}, which neither tfjs-layers nor a --layers module registers (or which could not be built), so the agents cannot train this model.`, { layer: layer.id }, `If ${layer.spec.className} is your own layer class, pass the module that registers it with --layers FILE (exporting register(tf)); otherwise replace it with built-in Keras layers.`);
+    }
+    const className = kerasClassOf(layer);
+    const refused = className === undefined ? undefined : REFUSED_LAYER_CLASSES[className];
+    if (refused) {
+      findings.error('layer-class-refused', `Layer "${layer.id}" is a ${className}, which the agents do not train: ${refused}.`, { layer: layer.id }, `Replace the ${className} layer (README.md, "Layer classes Shoal refuses"), or remove it.`);
     }
     // tfjs-layers 4.22 throws on causal padding in Conv1D ("not implemented yet").
     if (layer.spec.kind === 'conv' && layer.spec.padding === 'causal') {
@@ -72,6 +78,11 @@ function graphSupport(plan: Plan, model: ModelGraph, findings: Findings): void {
       findings.error('shared-layer-split', `Layer "${base}" is called ${calls.length} times (${calls.join(', ')}) and those calls sit in stages ${stages.join(' and ')}; a shared layer's weights must live in one stage.`, { layer: base }, `Move every call of "${base}" into one stage.`);
     }
   }
+}
+
+/** The Keras class of a layer where its spec keeps it (an imported class without a spec of Shoal's own). */
+function kerasClassOf(layer: ModelGraph['layers'][number]): string | undefined {
+  return layer.spec.kind === 'tfjsLayer' ? layer.spec.className : undefined;
 }
 
 /**

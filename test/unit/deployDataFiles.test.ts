@@ -130,6 +130,19 @@ describe('jobInputs', () => {
     expect(jobInputs(graph, training(ref))!.hash).not.toBe(a.hash);
   });
 
+  test("a model's --layers module travels as layers/<name>, and the job's processes register it there", () => {
+    const dir = join(root, 'custom-model');
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'model.json'), JSON.stringify({ modelTopology: {}, weightsManifest: [{ paths: ['w.bin'], weights: [] }] }));
+    writeFileSync(join(dir, 'w.bin'), '');
+    writeFileSync(join(root, 'my-layers.mjs'), 'export function register() {}\n');
+    const withLayers = { ...graph, source: { modelFile: join(dir, 'model.json'), layersFile: join(root, 'my-layers.mjs') } } as ModelGraph;
+    const inputs = jobInputs(withLayers, training({ kind: 'synthetic', samples: 4, validation: 1 }))!;
+    expect(inputs.files.map((f) => f.relative)).toEqual(['model/model.json', 'model/w.bin', 'layers/my-layers.mjs']);
+    const base = `~/.shoal/inputs/${inputs.hash}`;
+    expect(inputs.remote().model.source).toEqual({ modelFile: `${base}/model/model.json`, layersFile: `${base}/layers/my-layers.mjs` });
+  });
+
   test('an image folder goes as data/<class>/<image>, and the job reads the folder there', () => {
     const images = join(root, 'pictures');
     for (const c of ['a', 'b']) mkdirSync(join(images, c), { recursive: true });

@@ -133,7 +133,7 @@ describe('importing Keras documents', () => {
     const cases: [object, string][] = [
       [{ class_name: 'Sequential', config: { name: 's' } }, 'malformed-model'],
       [{ class_name: 'Sequential', config: { layers: [{ config: {} }, { class_name: 'Dense', config: { name: 'd', units: 2, batch_input_shape: [null, 3] } }] } }, 'malformed-model'],
-      [{ class_name: 'Sequential', config: { layers: [{ class_name: 'Dense', config: { name: 'd', units: 'ten', batch_input_shape: [null, 3] } }] } }, 'unsupported-layer-config'],
+      [{ class_name: 'Sequential', config: { layers: [{ class_name: 'Dense', config: { name: 'd', units: 'ten', batch_input_shape: [null, 3] } }] } }, 'invalid-layer-config'],
       [{ class_name: 'Sequential', config: { layers: [{ class_name: 'Dense', config: { name: 'd', units: 2 } }] } }, 'missing-input-shape'],
       [functional([input('x', [null, 4]), k2('Dense', 'd', { units: 3 }, ['nowhere'])], ['x'], ['d']), 'unresolved-input'],
       [functional([input('a', [null, 4]), input('b', [null, 5]), k2('Add', 'sum', {}, ['a', 'b'])], ['a', 'b'], ['sum']), 'shape-mismatch'],

@@ -19,6 +19,8 @@ const cnn = zooModel('cnn');
 const fromFile: ModelGraph = { ...mlp, source: { modelFile: '/models/mlp/model.json' } };
 /** …with a layer class Shoal does not know, and with dense_2 a second call of dense_1 (a shared layer). */
 const unknownLayer: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'opaque', className: 'MyLayer', config: {} } } : l)) };
+/** …with dense_2 a class tfjs-layers builds but the agents refuse (README's table of refused classes). */
+const refusedClass: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'tfjsLayer', className: 'GaussianNoise', config: { stddev: 0.1 }, outputShape: l.outputShape, weights: [] } } : l)) };
 const causalConv: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, spec: { kind: 'conv', rank: 1, filters: 4, kernelSize: [2], strides: [1], dilation: [1], padding: 'causal', useBias: true, activation: 'linear' } } : l)) };
 const shared: ModelGraph = { ...fromFile, layers: fromFile.layers.map((l) => (l.id === 'dense_2' ? { ...l, id: 'dense_1@1' } : l)) };
 /** …with dense_2 a batch normalisation, which a tensor-parallel stage (running on each shard's rows) cannot run. */
@@ -92,6 +94,7 @@ const CASES: Case[] = [
   { code: 'async-tensor-unsupported', severity: 'error', where: { stage: 0, field: 'tensorParallel' }, plan: plan('pp2-dp1', (p) => ((p.schedule = 'async'), tensor(2)(p))), execution: true },
   { code: 'model-not-trainable', severity: 'error', where: {}, plan: plan('pp1-dp1', () => {}, zooModel('resnet18')), model: zooModel('resnet18'), execution: true },
   { code: 'layer-not-executable', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: unknownLayer, execution: true },
+  { code: 'layer-class-refused', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: refusedClass, execution: true },
   { code: 'causal-padding-unsupported', severity: 'error', where: { layer: 'dense_2' }, plan: plan('pp1-dp1'), model: causalConv, execution: true },
   { code: 'shared-layer-split', severity: 'error', where: { layer: 'dense_1' }, plan: plan('pp2-dp1', (p) => (p.stages = [{ ...p.stages[0], layers: ['input', 'dense_1'] }, { ...p.stages[1], layers: ['dense_1@1', 'dense_3'] }]), shared), model: shared, execution: true },
   { code: 'tensor-layer-unsupported', severity: 'error', where: { stage: 0, layer: 'dense_2', field: 'tensorParallel' }, plan: plan('pp1-dp1', tensor(2)), model: batchNorm, execution: true },

@@ -74,6 +74,9 @@ export function keptForBackward(
       // A sum's gradient needs no values; a product's, maximum's or minimum's reads every input.
       if (spec.op === 'add' || spec.op === 'subtract' || spec.op === 'average') return NOTHING_KEPT;
       return kept(inputs.reduce((n, s) => n + product(s), 0));
+    case 'tfjsLayer':
+      // Nothing known of its insides: assume its backward reads its inputs, as most layers' do.
+      return kept(inputs.reduce((n, s) => n + product(s), 0));
     case 'recurrent':
       return recurrentKept(spec, input);
     case 'bidirectional': {

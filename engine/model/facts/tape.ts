@@ -93,6 +93,7 @@ export function tapeElements(spec: LayerSpec, inputs: number[][], outputShape: n
     case 'merge':
     case 'upSampling2d':
     case 'opaque':
+    case 'tfjsLayer':
       // The gradient of each input and of the output, and what the backward reads.
       return perSample(inputs.reduce((n, s) => n + product(s), 0) + output + kept.inputs + kept.internal);
   }

@@ -5,7 +5,14 @@
  */
 export type Json = Record<string, unknown>;
 
+/** A config value of the wrong type or out of range: the model file is at fault. */
 export class ConfigError extends Error {}
+
+/**
+ * A valid option that Shoal's own spec of the class does not model (channels-first data, a second
+ * output…): the importer asks tfjs-layers to build the layer instead, or keeps it opaque.
+ */
+export class UnsupportedOption extends ConfigError {}
 
 /** A layer size (units, filters, heads…) that is not a whole number ≥ 1: an error, not an opaque layer. */
 export class SizeError extends ConfigError {}
@@ -45,7 +52,9 @@ export function int(config: Json, key: string, fallback?: number): number {
 
 /** A layer size: a whole number of at least 1 (negative units would make negative parameter counts). */
 export function size(config: Json, key: string, fallback?: number): number {
-  const value = int(config, key, fallback);
+  const raw = read(config, key) ?? fallback;
+  if (typeof raw !== 'number' || !Number.isInteger(raw)) throw new ConfigError(`"${key}" should be a positive integer, got ${preview(raw)}.`);
+  const value = raw;
   if (value < 1) throw new SizeError(`"${key}" is ${value}; a layer needs at least 1.`);
   return value;
 }

@@ -2,6 +2,7 @@ import { DiagnosticError, type Diagnostic } from '../../plan/diagnostics.js';
 import { GraphBuilder } from '../builder.js';
 import type { ModelGraph } from '../graph.js';
 import { modelConfigOf, readKerasModel } from './kerasDocument.js';
+import type { LayerLibrary } from './layerLibrary.js';
 import { placeModel } from './placeLayers.js';
 
 export interface KerasImportOptions {
@@ -9,6 +10,11 @@ export interface KerasImportOptions {
   sequenceLength?: number;
   /** Input shapes without the batch dimension, by input layer name; override the document's. */
   inputShapes?: Record<string, number[]>;
+  /**
+   * The layer classes tfjs-layers knows (engine/wire/tfjsLayerLibrary.ts in Node): any class Shoal has
+   * no spec of its own for is built by it. Without one, such a class is an opaque layer with a warning.
+   */
+  library?: LayerLibrary;
 }
 
 export interface KerasImport {
@@ -35,7 +41,7 @@ export function importKerasModel(json: unknown, options: KerasImportOptions = {}
   const diagnostics: Diagnostic[] = [];
   const model = readKerasModel(className, config, diagnostics);
   const builder = new GraphBuilder(model.name);
-  const outputs = placeModel(model, { builder, options, diagnostics, placed: 0 }, { prefix: '', shared: false, frozen: false });
+  const outputs = placeModel(model, { builder, options, library: options.library, diagnostics, placed: 0 }, { prefix: '', shared: false, frozen: false });
   const graph = builder.build(`Imported ${className} model "${model.name}"`, outputs);
   if (!graph.layers.some((l) => l.spec.kind !== 'input')) {
     diagnostics.push({ severity: 'error', code: 'empty-model', message: `Model "${model.name}" has no layers to train${graph.layers.length ? ' (only inputs)' : ''}.`, where: {}, hint: 'Export the model after adding its layers (model.save in tfjs, model.to_json in Keras); check that this is the right file.' });

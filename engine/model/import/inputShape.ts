@@ -46,7 +46,16 @@ export function inputShapeFor(
   if (override) return [...override];
   const declared = isObject(config) ? declaredInputShape(config) : undefined;
   const shape = declared && concreteShape(declared, options.sequenceLength ?? DEFAULT_UNKNOWN_DIM, layer, diagnostics);
-  if (!shape) {
+  const bad = declared?.find((d) => d !== null && !(typeof d === 'number' && Number.isInteger(d) && d > 0));
+  if (!shape && bad !== undefined) {
+    diagnostics.push({
+      severity: 'error',
+      code: 'missing-input-shape',
+      message: `Input "${layer}" declares the shape ${preview(declared)} (batch left out), with the dimension ${preview(bad)}; every dimension must be a positive integer, or null for a variable size.`,
+      where: { layer },
+      hint: 'Fix the input\'s batch_input_shape (or batch_shape, input_shape) in the model file, or pass options.inputShapes.',
+    });
+  } else if (!shape) {
     diagnostics.push({
       severity: 'error',
       code: 'missing-input-shape',

@@ -1,5 +1,5 @@
 import type { Activation, LayerSpec, Padding } from '../layerSpec.js';
-import { activationName, bool, choice, ConfigError, int, ints, preview, read, size, type Json } from './configValues.js';
+import { activationName, bool, choice, ConfigError, int, ints, preview, read, size, UnsupportedOption, type Json } from './configValues.js';
 
 const PADDINGS = ['same', 'valid'] as const;
 const AGENT_ACTIVATIONS: readonly string[] = ['linear', 'relu', 'softmax'] satisfies Activation[];
@@ -7,13 +7,13 @@ const AGENT_ACTIVATIONS: readonly string[] = ['linear', 'relu', 'softmax'] satis
 /** Only channels-last data is modelled; a channels-first layer becomes opaque with this reason. */
 function requireChannelsLast(config: Json): void {
   const format = read(config, 'data_format');
-  if (format !== undefined && format !== 'channels_last') throw new ConfigError(`data_format ${preview(format)} is not supported; Shoal models channels_last.`);
+  if (format !== undefined && format !== 'channels_last') throw new UnsupportedOption(`data_format ${preview(format)} is not supported; Shoal models channels_last.`);
 }
 
 /** Conv1D and Conv2D: the agents' `conv2d` when it fits exactly, the general `conv` otherwise. */
 export function convSpec(rank: 1 | 2, config: Json): LayerSpec {
   requireChannelsLast(config);
-  if (int(config, 'groups', 1) !== 1) throw new ConfigError('grouped convolutions (groups > 1) are not supported.');
+  if (int(config, 'groups', 1) !== 1) throw new UnsupportedOption('grouped convolutions (groups > 1) are not supported.');
   const filters = size(config, 'filters');
   const kernelSize = ints(config, 'kernel_size', rank);
   const strides = ints(config, 'strides', rank, 1);
@@ -54,8 +54,8 @@ export function separableSpec(config: Json): LayerSpec {
 
 export function transposeSpec(config: Json): LayerSpec {
   requireChannelsLast(config);
-  if (read(config, 'output_padding') !== undefined) throw new ConfigError('output_padding is not supported.');
-  if (pair2(config, 'dilation_rate', 1).some((d) => d !== 1)) throw new ConfigError('dilated transposed convolutions are not supported.');
+  if (read(config, 'output_padding') !== undefined) throw new UnsupportedOption('output_padding is not supported.');
+  if (pair2(config, 'dilation_rate', 1).some((d) => d !== 1)) throw new UnsupportedOption('dilated transposed convolutions are not supported.');
   return {
     kind: 'conv2dTranspose',
     filters: size(config, 'filters'),
@@ -81,7 +81,7 @@ export function poolSpec(op: 'max' | 'avg', rank: 1 | 2, config: Json): LayerSpe
 
 export function globalPoolSpec(op: 'max' | 'avg', rank: 1 | 2, config: Json): LayerSpec {
   requireChannelsLast(config);
-  if (bool(config, 'keepdims', false)) throw new ConfigError('keepdims is not supported.');
+  if (bool(config, 'keepdims', false)) throw new UnsupportedOption('keepdims is not supported.');
   return { kind: 'globalPool', op, rank };
 }
 

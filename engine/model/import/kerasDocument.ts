@@ -39,8 +39,28 @@ function malformed(diagnostics: Diagnostic[], message: string, layer?: string): 
 
 export const MODEL_CLASSES = new Set(['Sequential', 'Functional', 'Model']);
 
+/**
+ * A tfjs GraphModel (tensorflowjs_converter's default output from a SavedModel or a frozen graph):
+ * `format: "graph-model"`, or a topology that is a TensorFlow GraphDef (a list of ops under `node`).
+ */
+function isGraphModel(doc: unknown): boolean {
+  if (!isObject(doc)) return false;
+  return doc.format === 'graph-model' || (isObject(doc.modelTopology) && Array.isArray(doc.modelTopology.node));
+}
+
 /** Finds the model config inside a document; throws a clear Error when there is none. */
 export function modelConfigOf(doc: unknown): { className: string; config: unknown } {
+  if (isGraphModel(doc)) {
+    throw new DiagnosticError([
+      {
+        severity: 'error',
+        code: 'graph-model',
+        message: 'This model.json is a tfjs GraphModel (a converted TensorFlow graph of ops, for inference): it has no Keras layers, so Shoal cannot split it into stages or train it.',
+        where: {},
+        hint: 'Pass a tfjs LayersModel: save the model from tfjs with model.save(), or convert the Keras model with tensorflowjs_converter --input_format keras --output_format tfjs_layers_model (a Keras SavedModel folder: --input_format keras_saved_model).',
+      },
+    ]);
+  }
   let value = doc;
   if (isObject(value) && value.modelTopology !== undefined) value = value.modelTopology;
   if (isObject(value) && isObject(value.model_config)) value = value.model_config;

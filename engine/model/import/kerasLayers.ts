@@ -1,6 +1,6 @@
 import { LIMITS } from '../../plan/limits.js';
 import type { Activation, LayerSpec, RecurrentSpec } from '../layerSpec.js';
-import { activationName, bool, choice, ConfigError, isObject, num, preview, read, size, type Json } from './configValues.js';
+import { activationName, bool, choice, ConfigError, isObject, num, preview, read, size, UnsupportedOption, type Json } from './configValues.js';
 import { convSpec, croppingSpec, depthwiseSpec, globalPoolSpec, poolSpec, separableSpec, transposeSpec, upSamplingSpec, zeroPaddingSpec } from './kerasConvLayers.js';
 
 /** Keras axes count the batch dimension; Shoal's shapes do not. Negative axes mean the same in both. */
@@ -54,14 +54,14 @@ function attentionSpec(config: Json): LayerSpec {
   const keyDim = size(config, 'key_dim');
   const output = read(config, 'output_shape');
   const outputDim = typeof output === 'number' ? output : Array.isArray(output) && output.length === 1 && typeof output[0] === 'number' ? output[0] : undefined;
-  if (output !== undefined && outputDim === undefined) throw new ConfigError(`output_shape ${preview(output)} is not supported; give one integer.`);
+  if (output !== undefined && outputDim === undefined) throw new UnsupportedOption(`output_shape ${preview(output)} is not supported; give one integer.`);
   const spec: LayerSpec = { kind: 'multiHeadAttention', numHeads: size(config, 'num_heads'), keyDim, valueDim: size(config, 'value_dim', keyDim), useBias: bool(config, 'use_bias', true), causal: false };
   if (outputDim !== undefined) spec.outputDim = outputDim;
   return spec;
 }
 
 const MERGES = { Add: 'add', Subtract: 'subtract', Multiply: 'multiply', Average: 'average', Maximum: 'maximum', Minimum: 'minimum' } as const;
-const ACTIVATION_LAYERS: Record<string, string> = { ReLU: 'relu', Softmax: 'softmax', LeakyReLU: 'leaky_relu', ELU: 'elu', ThresholdedReLU: 'thresholded_relu' };
+const ACTIVATION_LAYERS: Record<string, string> = { ReLU: 'relu', Softmax: 'softmax', LeakyReLU: 'leaky_relu', ELU: 'elu' };
 
 /**
  * The LayerSpec of a Keras layer given its input shapes (batch excluded), or undefined for a class
@@ -72,7 +72,7 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
   if (className in MERGES) return { kind: 'merge', op: MERGES[className as keyof typeof MERGES] };
   if (className in ACTIVATION_LAYERS) return { kind: 'activation', activation: ACTIVATION_LAYERS[className] };
   if (className in RECURRENT) {
-    if (bool(config, 'return_state', false)) throw new ConfigError('return_state adds outputs Shoal does not model.');
+    if (bool(config, 'return_state', false)) throw new UnsupportedOption('return_state adds outputs Shoal does not model.');
     return recurrentSpec(RECURRENT[className], config);
   }
   switch (className) {
@@ -138,8 +138,8 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
     case 'Bidirectional': {
       const inner = innerLayer(config);
       const cell = RECURRENT[inner.className];
-      if (!cell) throw new ConfigError(`Bidirectional wraps a ${inner.className}; Shoal models LSTM, GRU and SimpleRNN there.`);
-      if (read(config, 'merge_mode') === undefined) throw new ConfigError('merge_mode null returns two outputs, which Shoal does not model.');
+      if (!cell) throw new UnsupportedOption(`Bidirectional wraps a ${inner.className}; Shoal models LSTM, GRU and SimpleRNN there.`);
+      if (read(config, 'merge_mode') === undefined) throw new UnsupportedOption('merge_mode null returns two outputs, which Shoal does not model.');
       const mergeMode = choice(config, 'merge_mode', ['concat', 'sum', 'mul', 'ave'] as const, 'concat');
       return { kind: 'bidirectional', layer: recurrentSpec(cell, inner.config), mergeMode };
     }
@@ -148,7 +148,7 @@ export function kerasLayerSpec(className: string, config: Json, inputs: number[]
       // Wrappers nest by recursion: a file nesting thousands would overflow the stack.
       if (depth >= LIMITS.nestingDepth) throw new ConfigError(`TimeDistributed wrappers nest more than ${LIMITS.nestingDepth} deep.`);
       const layer = kerasLayerSpec(inner.className, inner.config, input ? [input.slice(1)] : [], depth + 1);
-      if (!layer) throw new ConfigError(`TimeDistributed wraps a ${inner.className}, which Shoal does not know.`);
+      if (!layer) throw new UnsupportedOption(`TimeDistributed wraps a ${inner.className}, which Shoal does not know.`);
       return { kind: 'timeDistributed', layer };
     }
     case 'Concatenate':

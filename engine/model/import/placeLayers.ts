@@ -4,11 +4,14 @@ import type { GraphBuilder } from '../builder.js';
 import { isObject } from './configValues.js';
 import { importLayer, type LayerCall } from './importLayer.js';
 import { DEFAULT_UNKNOWN_DIM, inputShapeFor } from './inputShape.js';
+import type { LayerLibrary } from './layerLibrary.js';
 import { MODEL_CLASSES, readKerasModel, type KerasModel, type TensorRef } from './kerasDocument.js';
 
 export interface ImportContext {
   builder: GraphBuilder;
   options: { sequenceLength?: number; inputShapes?: Record<string, number[]> };
+  /** tfjs-layers' classes, where the caller has tfjs: layers Shoal has no spec of its own for are built by it. */
+  library?: LayerLibrary;
   diagnostics: Diagnostic[];
   /**
    * Layer calls placed so far, nested-model calls included. A 4 KB document of sub-models that call
@@ -62,7 +65,7 @@ function placeCall(ctx: ImportContext, scope: Scope, call: LayerCall): string[] 
     const frozen = call.frozen || layer.config.trainable === false;
     return placeModel(inner, ctx, { prefix: `${call.id}/`, shared: call.shared, frozen, bound: call.inputs, depth });
   }
-  importLayer(ctx.builder, call, ctx.diagnostics);
+  importLayer(ctx.builder, call, ctx.diagnostics, ctx.library);
   return [call.id];
 }
 

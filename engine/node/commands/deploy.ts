@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
-import { loadModel } from '../modelRef.js';
+import { layersOption, openModel } from '../modelRef.js';
 import { trainingSetupFrom } from '../trainingOptions.js';
 import type { Launcher } from '../deploy/launcher.js';
 import { markOnHosts } from '../deploy/dataFiles.js';
@@ -55,7 +55,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     const { values } = parseArgs({ args, options: OPTIONS, allowPositionals: false });
     const cluster = resolveClusterArg(values.cluster);
     if (values.model === undefined) throw new Error('--model is required: a built-in model (shoal models) or a model.json file.');
-    const model = loadModel(String(values.model));
+    const model = await openModel(String(values.model), layersOption(values));
     const plan = buildPlan(values, model);
     const onHosts = values['data-on-hosts'] === undefined ? undefined : String(values['data-on-hosts']);
     if (onHosts !== undefined && values.data !== undefined) throw new Error('Give --data (uploaded to the hosts) or --data-on-hosts (already at that path on every host), not both.');

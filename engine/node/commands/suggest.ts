@@ -8,6 +8,8 @@ import type { ClusterSpec } from '../../cluster/spec.js';
 import type { ModelGraph } from '../../model/graph.js';
 import { importKerasModel } from '../../model/import/importKeras.js';
 import { zooModel } from '../../model/zoo.js';
+import { tfjsLayerLibrary } from '../../wire/tfjsLayerLibrary.js';
+import { registerUserLayers } from '../../wire/userLayers.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { presetPlan } from '../../plan/presets.js';
 import { executionSupport } from '../../plan/executionSupport.js';
@@ -28,6 +30,8 @@ interface SuggestArgs {
   json: boolean;
   /** A stored SSH cluster whose surveyed links (shoal cluster test) replace the spec's inter-host links. */
   links?: string;
+  /** The user's layer classes (`--layers FILE`, a module exporting register(tf)). */
+  layers?: string;
 }
 
 function planCommandArgs(args: string[]): SuggestArgs {
@@ -44,11 +48,12 @@ function planCommandArgs(args: string[]): SuggestArgs {
         runnable: { type: 'boolean' },
         json: { type: 'boolean' },
         links: { type: 'string' },
+        layers: { type: 'string' },
       },
       allowPositionals: false,
     }));
   } catch (err) {
-    failUsage(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--json]`);
+    failUsage(`${(err as Error).message.split('\n')[0].replace(/\.?$/, '.')} Usage: shoal plan --model <name|model.json> --cluster <cluster.json|local:N> [--top K] [--global-batch B] [--exhaustive] [--runnable] [--links <stored cluster>] [--layers FILE] [--json]`);
   }
   const positive = (key: string): number | undefined => {
     try {
@@ -67,6 +72,7 @@ function planCommandArgs(args: string[]): SuggestArgs {
     runnable: Boolean(values.runnable) || /^local(:|$)/.test(values.cluster ?? ''),
     json: Boolean(values.json),
     links: values.links,
+    ...(values.layers !== undefined ? { layers: values.layers } : {}),
   };
 }
 
@@ -79,20 +85,27 @@ function readJson(file: string, what: string): unknown {
 }
 
 /** A zoo name or a Keras / tfjs model file (its import diagnostics as text); a cluster file or local:N. */
-function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: number): { model: ModelGraph; cluster: ClusterSpec; diagnostics?: string } {
+async function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: number, layersFile?: string): Promise<{ model: ModelGraph; cluster: ClusterSpec; diagnostics?: string }> {
   const isFile = (arg: string) => arg.endsWith('.json') || existsSync(arg);
   let model: ModelGraph;
   let diagnostics: string | undefined;
+  if (layersFile !== undefined) {
+    try {
+      await registerUserLayers(layersFile);
+    } catch (err) {
+      fail((err as Error).message);
+    }
+  }
   if (isFile(modelArg)) {
     const document = readJson(modelArg, 'model');
     let imported: ReturnType<typeof importKerasModel>;
     try {
-      imported = importKerasModel(document);
+      imported = importKerasModel(document, { library: tfjsLayerLibrary });
     } catch (err) {
       fail(`Model file ${modelArg}: ${(err as Error).message}`);
     }
     // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
-    model = { ...imported.graph, source: { modelFile: resolve(modelArg) } };
+    model = { ...imported.graph, source: { modelFile: resolve(modelArg), ...(layersFile ? { layersFile: resolve(layersFile) } : {}) } };
     // A model that did not import cleanly would be planned from a partial graph (and priced at NaN%).
     if (hasErrors(imported.diagnostics)) fail(`Model file ${modelArg} cannot be imported:\n${formatDiagnostics(imported.diagnostics)}`);
     if (imported.diagnostics.length) diagnostics = `${modelArg}:\n${formatDiagnostics(imported.diagnostics)}`;
@@ -107,9 +120,9 @@ function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: nu
 const MODEL_LEVEL = new Set(['model-not-trainable', 'layer-not-executable']);
 
 /** `shoal plan` without a preset: search plans for a model (zoo or Keras file) on a cluster (file or local:N). */
-export function runSuggest(args: string[]): void {
+export async function runSuggest(args: string[]): Promise<void> {
   const options = planCommandArgs(args);
-  const inputs = resolvePlanInputs(options.model, options.cluster, defaultLocalAgents());
+  const inputs = await resolvePlanInputs(options.model, options.cluster, defaultLocalAgents(), options.layers);
   const { model, diagnostics } = inputs;
   const cluster = options.links ? measuredSpec(inputs.cluster, options.links) : inputs.cluster;
   if (diagnostics) process.stderr.write(diagnostics + '\n');

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import { datasetLine, readDatasetRecord } from '../jobs/datasetRecord.js';
 import type { ModelGraph } from '../../model/graph.js';
-import { loadModel, modelRef } from '../modelRef.js';
+import { layersOption, loadModel, modelRef, openModel } from '../modelRef.js';
 import { optimizerFrom, shuffleFrom, trainingSetupFrom, TRAINING_OPTIONS } from '../trainingOptions.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { executionSupport } from '../../plan/executionSupport.js';
@@ -28,6 +28,8 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
 
   --model      a built-in model (shoal models) or a tfjs LayersModel's model.json (its weights .bin beside it
                are the starting point; trainable: false layers stay frozen)
+  --layers FILE          your own layer classes: a JavaScript module (CommonJS or ES) exporting register(tf),
+               which defines them and registers each with tf.serialization.registerClass
   --data DIR   NumPy files: x.npy and y.npy (one input, one output) or <layer>.npy per input and output
                layer ('/' in a name written '__'); DIR/val/ with the same files is the validation set
   --data PATH  also: a .csv/.tsv table, a folder of class folders of .png/.jpg images, a .jsonl of token
@@ -44,6 +46,7 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
 
 export const TRAIN_OPTIONS = {
   model: { type: 'string' },
+  layers: { type: 'string' },
   cluster: { type: 'string' },
   plan: { type: 'string' },
   'plan-file': { type: 'string' },
@@ -142,7 +145,7 @@ export async function runTrain(values: TrainValues): Promise<void> {
     runDir = runFolderOption(values);
     checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
     evalEverySteps = intOption(values, 'eval-every', { example: '50' });
-    model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
+    model = await openModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')), layersOption(values));
     plan = buildPlan(values, model);
     // Without --cluster the plan is checked on as many local agents as it needs (at least the default),
     // so printing pp2-dp2 works on a 2-core machine; the warning says when that oversubscribes the cores.
@@ -194,14 +197,14 @@ export async function runTrain(values: TrainValues): Promise<void> {
 const TRAIN_ONLY_OPTIONS = ['epochs', 'steps', 'out', 'overwrite', 'checkpoint-every', 'eval-every'] as const;
 
 /** `shoal plan --plan P`: print a preset (or file) plan as JSON and check it against local:N. */
-export function printPresetPlan(values: TrainValues): void {
+export async function printPresetPlan(values: TrainValues): Promise<void> {
   let model: ModelGraph;
   let plan: Plan;
   let cluster: ReturnType<typeof localClusterOption>;
   const trainOnly = TRAIN_ONLY_OPTIONS.filter((key) => values[key] !== undefined);
   if (trainOnly.length) failUsage(`shoal plan prints and checks a plan; ${trainOnly.map((k) => `--${k}`).join(', ')} ${trainOnly.length > 1 ? 'are' : 'is'} for shoal train. Drop ${trainOnly.length > 1 ? 'them' : 'it'}.`);
   try {
-    model = loadModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')));
+    model = await openModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')), layersOption(values));
     plan = buildPlan(values, model);
     // Without --cluster the plan is checked on as many local agents as it needs (at least the default),
     // so printing pp2-dp2 works on a 2-core machine; the warning says when that oversubscribes the cores.

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { dirname, join, relative } from 'node:path';
+import { basename, dirname, join, relative } from 'node:path';
 import type { ModelGraph } from '../../model/graph.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { hostPath } from '../../wire/hostPath.js';
@@ -28,6 +28,8 @@ export function jobInputs(model: ModelGraph, training: TrainingSetup): JobInputs
     const weightFiles = readLayersModel(model.source.modelFile).document.weightsManifest as Array<{ paths: string[] }> | undefined;
     files.push({ local: model.source.modelFile, relative: `model/${relative(modelDir, model.source.modelFile)}` });
     for (const path of (weightFiles ?? []).flatMap((g) => g.paths)) files.push({ local: join(modelDir, path), relative: `model/${path}` });
+    // The user's layer classes travel beside the model; every agent registers them before building it.
+    if (model.source.layersFile) files.push({ local: model.source.layersFile, relative: `layers/${basename(model.source.layersFile)}` });
   }
   const data = dataFiles(training.data);
   const local = (rel: string) => join(hostPath(data!.dir), rel);
@@ -47,11 +49,17 @@ export function jobInputs(model: ModelGraph, training: TrainingSetup): JobInputs
     remote: (remoteDir = DEFAULT_REMOTE_DIR) => {
       const base = remotePath(remoteDir, 'inputs', digest);
       return {
-        model: model.source ? { ...model, source: { modelFile: `${base}/model/${relative(dirname(model.source.modelFile), model.source.modelFile)}` } } : model,
+        model: model.source ? { ...model, source: remoteSource(model.source, base) } : model,
         training: data && !data.onHosts ? { ...training, data: data.movedTo(`${base}/data`) } : training,
       };
     },
   };
+}
+
+/** Where a deployed job's processes find the model file and the user's layer module under the payload `base`. */
+function remoteSource(source: NonNullable<ModelGraph['source']>, base: string): NonNullable<ModelGraph['source']> {
+  const modelFile = `${base}/model/${relative(dirname(source.modelFile), source.modelFile)}`;
+  return source.layersFile ? { modelFile, layersFile: `${base}/layers/${basename(source.layersFile)}` } : { modelFile };
 }
 
 function withDigests<T extends { local: string }>(files: T[]): Array<T & { bytes: number; digest: string }> {
