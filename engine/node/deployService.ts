@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stepsPerEpoch } from '../data/dataOrder.js';
 import { agentsNeeded, type Plan } from '../plan/plan.js';
@@ -17,16 +17,16 @@ import { assertPlanRuns, newJobId, stepsFor } from './jobs/jobConfigs.js';
 import { studioTraining } from './studioTraining.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
-import { runsRoot, type RunRecord } from './jobs/runStore.js';
+import { runsRoot } from './jobs/runStore.js';
+import { readRunRecord } from './jobs/runRecord.js';
 
 export type DeployApi = Pick<StudioApi, 'deployJob' | 'deployStatus' | 'answerDeployHostKey' | 'listDeployedJobs' | 'attachDeployedJob'>;
 
 /** The plan the job was deployed with (job.json beside deploy.json), for the Monitor's summary. */
 function recordedPlan(runDir: string): Plan | undefined {
-  const file = join(runDir, 'job.json');
-  if (!existsSync(file)) return undefined;
+  if (!existsSync(join(runDir, 'job.json'))) return undefined;
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as RunRecord).plan;
+    return readRunRecord(runDir).plan;
   } catch {
     return undefined;
   }
