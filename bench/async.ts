@@ -1,5 +1,5 @@
 /**
- * Asynchronous pipeline benchmark (issue 6, point 5): PipeMare's `async` schedule against GPipe and
+ * Asynchronous pipeline benchmark: PipeMare's `async` schedule against GPipe and
  * 1F1B on MNIST `cnn` in 4 stages on local:4.
  *
  *   npm run bench -- async [--epochs 3] [--target 0.95] [--evals-per-epoch 2]
