@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { MNIST_TEST, MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { DatasetRecord } from '../../protocol/runs.js';
-import { describeData, type DataRef, type TrainingSetup } from '../../protocol/trainingSetup.js';
+import { describeData, sampleCounts, type DataRef, type TrainingSetup } from '../../protocol/trainingSetup.js';
 import { readRunRecord } from './runRecord.js';
 
 /** Bytes read from each end of a file: enough to notice an edit, cheap for a 10 GB dataset. */
@@ -20,7 +20,7 @@ const MAX_FINGERPRINTED = 20_000;
  */
 export function datasetRecordOf(training: TrainingSetup | undefined): DatasetRecord {
   const data: DataRef = training?.data ?? { kind: 'mnist' };
-  const counts = { trainSamples: training?.trainSamples ?? MNIST_TRAIN, validationSamples: training?.validationSamples ?? MNIST_TEST };
+  const counts = sampleCounts(training);
   const description = describeData(data);
   const hash = createHash('sha256');
   const { location, name, ...rest } = placeOf(data);
