@@ -1,5 +1,5 @@
 /**
- * Chart benchmark (issue 19): do the Monitor's charts keep up at 100,000 steps?
+ * Chart benchmark: do the Monitor's charts keep up at 100,000 steps?
  *
  *   npm run bench -- charts [--points 100000] [--runs 40] [--no-build]
  *

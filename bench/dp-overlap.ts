@@ -1,5 +1,5 @@
 /**
- * Data-parallel overlap benchmark (issue 4, point 5): the step time of 2 data-parallel agents with the
+ * Data-parallel overlap benchmark: the step time of 2 data-parallel agents with the
  * gradient all-reduce overlapped with the backward pass (buckets start as their layers finish) and
  * without (everything summed after the backward pass), against compute only — one agent doing one
  * replica's share of the work with nothing to communicate, the floor both runs aim at.

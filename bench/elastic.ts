@@ -1,5 +1,5 @@
 /**
- * Elasticity benchmark (issue 5, point 7), side by side in one run:
+ * Elasticity benchmark, side by side in one run:
  * - a fixed-step job on 2 agents, static, vs the same job where 2 more agents arrive half way
  *   (`resize --add 2` at step steps/2): job completion time;
  * - recovery: on 4 agents, one is SIGKILLed mid-run; seconds from the kill to the next completed step.

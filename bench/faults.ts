@@ -1,5 +1,5 @@
 /**
- * Fault-injection benchmark (issue 17): the scenarios of test/faults — agents and coordinators
+ * Fault-injection benchmark: the scenarios of test/faults — agents and coordinators
  * SIGKILLed and SIGSTOPped, a corrupt checkpoint, a read-only checkpoint folder, a deleted run
  * folder, two jobs on one --out — run once each, with what happened beside what README's "Failure
  * model" promises, the seconds from the fault to the next completed step, and the steps run again.

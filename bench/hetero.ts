@@ -1,5 +1,5 @@
 /**
- * Heterogeneous-cluster benchmark (issue 5, point 7): 4 data-parallel agents, 2 of them behaving as
+ * Heterogeneous-cluster benchmark: 4 data-parallel agents, 2 of them behaving as
  * devices `--slowdown` times slower (the agent sleeps (s − 1) × each pass's duration, without using
  * a core), 16 virtual nodes. Throughput with the virtual nodes spread evenly (4 each) vs weighted by
  * measured speed (the coordinator re-balances after a few steps), side by side in one run.

@@ -1,5 +1,5 @@
 /**
- * Pipeline bubble benchmark (issue 4): the measured bubble of GPipe and 1F1B against the theory
+ * Pipeline bubble benchmark: the measured bubble of GPipe and 1F1B against the theory
  * (p−1)/(m+p−1), for p ∈ {2, 4} and m ∈ {4, 8, 16}, and the activations each schedule keeps.
  *
  *   npm run bench -- pipeline [--forward-ms 60 --backward-ms 120] [--steps 5] [--skip-real]

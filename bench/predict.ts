@@ -1,5 +1,5 @@
 /**
- * Prediction benchmark (issue 4): does the calibrated cost model predict the step time of plans on
+ * Prediction benchmark: does the calibrated cost model predict the step time of plans on
  * this machine, and rank them in the right order?
  *
  *   npm run bench -- predict [--steps 30] [--warmup 5] [--repeats 7]

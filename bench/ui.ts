@@ -1,5 +1,5 @@
 /**
- * UI benchmark (issue 8): is the studio fast enough with a big model and a long run?
+ * UI benchmark: is the studio fast enough with a big model and a long run?
  *
  *   npm run bench -- ui [--layers 1000] [--points 100000] [--runs 3] [--no-build]
  *

@@ -3,10 +3,9 @@ import type { WebContents, WebFrameMain } from 'electron';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createStudioService } from '../engine/node/api.js';
-import type { RpcEvent } from '../engine/protocol/studioApi.js';
 import { IPC } from './ipcChannels.js';
 import { findRendererDist } from './rendererDir.js';
-import { dispatchCall } from './rpcDispatch.js';
+import { dispatchCall, forwardStreams } from './rpcDispatch.js';
 
 /**
  * The Electron shell: one sandboxed, context-isolated window showing the built renderer from file://,
@@ -60,8 +59,7 @@ ipcMain.on(IPC.subscribe, (event) => {
   contents.once('destroyed', () => subscribers.delete(contents));
 });
 
-service.onJobEvent((jobId, jobEvent) => {
-  const message: RpcEvent = { kind: 'event', jobId, event: jobEvent };
+forwardStreams(service, (message) => {
   for (const contents of subscribers) if (!contents.isDestroyed()) contents.send(IPC.event, message);
 });
 

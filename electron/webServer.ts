@@ -7,7 +7,7 @@ import { WebSocket, WebSocketServer } from 'ws';
 import type { RpcServerMessage, StudioApi } from '../engine/protocol/studioApi.js';
 import { MAX_RPC_MESSAGE_BYTES } from '../engine/protocol/modelImport.js';
 import { contentSecurityPolicy } from './csp.js';
-import { dispatchCall } from './rpcDispatch.js';
+import { dispatchCall, forwardStreams } from './rpcDispatch.js';
 import { createStaticHandler } from './staticFiles.js';
 import { WS_CLOSE, WS_PATH, type WsAuthMessage, type WsReadyMessage } from '../engine/protocol/shellSocket.js';
 
@@ -149,7 +149,7 @@ export async function serveStudio(options: ServeStudioOptions): Promise<RunningS
         clearTimeout(timer);
         leaveWaiting();
         allowLargeMessages(ws);
-        unsubscribe = options.service.onJobEvent((jobId, event) => send({ kind: 'event', jobId, event }));
+        unsubscribe = forwardStreams(options.service, send);
         return send({ kind: 'ready', shell: 'web' });
       }
       void dispatchCall(options.service, message).then(send);

@@ -3,7 +3,7 @@ import type { Connection } from '../../engine/wire/connection.js';
 import { connectAuthenticated, listenAuthenticated } from '../../engine/wire/handshake.js';
 import type { StateReply } from '../../engine/protocol/controlWire.js';
 import { PeerHelloSchema, type PeerHello } from '../../engine/protocol/handshake.js';
-import { describeIssues } from '../../engine/protocol/wireHeader.js';
+import { describeIssues } from '../../engine/protocol/describeIssues.js';
 
 export interface PeerAddress {
   rank: number;

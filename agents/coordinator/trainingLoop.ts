@@ -1,5 +1,5 @@
+import { sampleCounts } from '../../engine/protocol/trainingSetup.js';
 import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
-import { MNIST_TRAIN } from '../../engine/data/mnistSplit.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import type { Message } from '../../engine/wire/frame.js';
 import { VirtualNodeBalancer } from './balancer.js';
@@ -48,7 +48,7 @@ export async function runTraining(job: JobContext): Promise<void> {
   const timelineEvery = config.timelineEverySteps ?? 10;
   log.emit({ type: 'status', state: 'running', message: `${generations.gen.members.length} agents ready${firstStep ? `, resuming at step ${firstStep}` : ''}`, time: now() });
 
-  const perEpoch = stepsPerEpoch(config.training?.trainSamples ?? MNIST_TRAIN, job.plan.globalBatch);
+  const perEpoch = stepsPerEpoch(sampleCounts(config.training).trainSamples, job.plan.globalBatch);
   const evaluation = new Evaluation(log, perEpoch, { classes: config.training?.classes, lastStep: config.steps });
   // An asynchronous pipeline has no step barrier: it streams steps, cannot be resized, re-balanced
   // or recovered between steps (no single state describes its applied updates).

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { describeIssues } from '../../engine/protocol/wireHeader.js';
+import { describeIssues } from '../../engine/protocol/describeIssues.js';
 
 /**
  * Processes started by Shoal receive their configuration — including the job secret — as one JSON

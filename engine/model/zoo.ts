@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { ModelGraph } from './graph.js';
 import { totalParams } from './graph.js';
 import { bertBase, bertLarge } from './zoo/bert.js';
@@ -25,12 +26,8 @@ const builders: Record<string, () => ModelGraph> = {
   'gpt2-xl': gpt2Xl,
 };
 
-export interface ZooEntry {
-  name: string;
-  description: string;
-  layers: number;
-  params: number;
-}
+export const ZooEntrySchema = z.object({ name: z.string(), description: z.string(), layers: z.number(), params: z.number() });
+export type ZooEntry = z.infer<typeof ZooEntrySchema>;
 
 export function zooModelNames(): string[] {
   return Object.keys(builders);

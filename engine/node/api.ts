@@ -5,8 +5,8 @@ import { importModelFile } from './modelImport.js';
 import { studioTraining } from './studioTraining.js';
 import { inspectDataset } from './datasetInspect.js';
 import { uploadDataFile } from './datasetUpload.js';
-import type { JobEvent } from '../protocol/events.js';
-import { ResizeRequestSchema, TrainRequestSchema, type JobSummary, type StudioApi, type StudioInfo } from '../protocol/studioApi.js';
+import type { IndexedJobEvent } from '../protocol/events.js';
+import type { JobSummary, StudioApi, StudioInfo } from '../protocol/studioApi.js';
 import { defaultLocalAgents, LocalJob } from './jobs/localJob.js';
 import { runsService } from './runsService.js';
 import { clustersService } from './clustersService.js';
@@ -18,22 +18,22 @@ const VERSION = '0.1.0';
 export type StudioService = StudioApi & { close(): Promise<void> };
 
 /**
- * The studio's Node-side services behind the one StudioApi both shells expose. Every request from the
- * renderer is parsed here (zod), whatever the shell, because the renderer is not trusted.
+ * The studio's Node-side services behind the one StudioApi both shells expose. Requests arrive parsed:
+ * both shells dispatch through rpcDispatch, which checks them against the table in studioApi.ts.
  */
 export function createStudioService(opts: { shell: 'electron' | 'web' }): StudioService {
   const jobs = new Map<string, StudioJob>();
-  const listeners = new Set<(jobId: string, event: JobEvent) => void>();
+  const listeners = new Set<(jobId: string, event: IndexedJobEvent) => void>();
   const { close: closeClusterTests, ...clusters } = clustersService();
-  const emit = (jobId: string, event: JobEvent) => {
+  const emit = (jobId: string, event: IndexedJobEvent) => {
     for (const listener of listeners) listener(jobId, event);
   };
   // Deployed jobs (on clusters or detached here) are listed, streamed and stopped like local ones.
   const { close: detachDeployed, jobs: deployed, ...deploy } = deployService(emit);
 
-  const job = (jobId: unknown): StudioJob => {
-    const found = typeof jobId === 'string' ? (jobs.get(jobId) ?? deployed.get(jobId)) : undefined;
-    if (!found) throw new Error(`No job "${String(jobId)}" in this studio session.`);
+  const job = (jobId: string): StudioJob => {
+    const found = jobs.get(jobId) ?? deployed.get(jobId);
+    if (!found) throw new Error(`No job "${jobId}" in this studio session.`);
     return found;
   };
 
@@ -44,8 +44,8 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
     async listModels() {
       return zooEntries();
     },
-    async getModel(name: string) {
-      return zooModel(String(name));
+    async getModel(name) {
+      return zooModel(name);
     },
     async importModelFile(request) {
       return importModelFile(request);
@@ -57,11 +57,7 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
       return uploadDataFile(request);
     },
     async startTraining(request) {
-      const parsed = TrainRequestSchema.safeParse(request);
-      if (!parsed.success) {
-        throw new Error(`The training request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-      }
-      const { plan, agents, epochs, steps, data, loss } = parsed.data;
+      const { plan, agents, epochs, steps, data, loss } = request;
       const running = [...jobs.values()].find((j) => j.state === 'starting' || j.state === 'running');
       if (running) throw new Error(`Job ${running.id} is still running on this machine; stop it before starting another.`);
       // The model the plan names and its data, checked before any process starts.
@@ -74,25 +70,23 @@ export function createStudioService(opts: { shell: 'electron' | 'web' }): Studio
         agents,
         epochs,
         steps,
-        onEvent: (event) => emit(created.id, event),
+        onEvent: (event, index) => emit(created.id, { index, event }),
       });
       jobs.set(created.id, created);
       created.start();
       return { jobId: created.id };
     },
-    async stopJob(jobId: string) {
+    async stopJob(jobId) {
       await job(jobId).stopWithCheckpoint();
     },
-    async resizeJob(jobId: string, request) {
-      const parsed = ResizeRequestSchema.safeParse(request);
-      if (!parsed.success) throw new Error(`The resize request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-      await job(jobId).resize(parsed.data);
+    async resizeJob(jobId, request) {
+      await job(jobId).resize(request);
     },
     async listJobs(): Promise<JobSummary[]> {
       return [...jobs.values(), ...deployed.values()].map((j) => j.summary());
     },
-    async jobEvents(jobId: string, since: number) {
-      return job(jobId).events.slice(Math.max(0, Number(since) || 0));
+    async jobEvents(jobId, since) {
+      return job(jobId).events.slice(since).map((event, i) => ({ index: since + i, event }));
     },
     ...runsService(() => new Map([...jobs.values(), ...deployed.values()].filter((j) => j.runDir).map((j) => [basename(j.runDir), j.state]))),
     ...clusters,

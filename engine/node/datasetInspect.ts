@@ -1,7 +1,7 @@
 import { modelArrays, type ModelArrays } from '../data/modelArrays.js';
 import type { ModelGraph } from '../model/graph.js';
 import { trainingSpecFor } from '../model/trainingSpec.js';
-import { InspectDatasetRequestSchema, type DatasetField, type DatasetInspection, type FeedCheck } from '../protocol/datasetInspect.js';
+import type { DatasetField, DatasetInspection, FeedCheck, InspectDatasetRequest } from '../protocol/datasetInspect.js';
 import type { Dataset } from '../wire/data/dataset.js';
 import { openDescribedDataset } from '../wire/data/openDescribed.js';
 import { arrayImages, arrayRows, classBalance, imageFolderBalance, imageThumbnails, previewFile } from './datasetSamples.js';
@@ -16,10 +16,8 @@ import { isModelFile, loadModel, modelDocument } from './modelRef.js';
  * field it concerns, with the file and row the reader named. The readers index a table or JSON Lines
  * file once (cached by checksum); the rest reads only heads, a few images and the labels.
  */
-export function inspectDataset(request: unknown): DatasetInspection {
-  const parsed = InspectDatasetRequestSchema.safeParse(request);
-  if (!parsed.success) throw new Error(`The dataset inspection request is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-  const { model: modelName, loss, choice, description } = parsed.data;
+export function inspectDataset(request: InspectDatasetRequest): DatasetInspection {
+  const { model: modelName, loss, choice, description } = request;
   const resolved = choice ? resolveDatasetChoice(choice) : resolveDescription(description!);
   const diagnostics: DatasetDiagnostic[] = [...resolved.diagnostics];
   const result: DatasetInspection = { source: resolved.source, format: resolved.format, ...(resolved.ref ? { ref: resolved.ref } : {}), feeds: [], classes: [], samples: { kind: 'none' }, diagnostics };

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { base64Bytes } from '../protocol/modelImport.js';
-import { MAX_DATA_UPLOAD_BYTES, UploadDataFileRequestSchema } from '../protocol/datasetInspect.js';
+import { MAX_DATA_UPLOAD_BYTES, type UploadDataFileRequest } from '../protocol/datasetInspect.js';
 import { publishFolder, syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
 import { runsRoot } from './jobs/runStore.js';
 
@@ -15,10 +15,8 @@ export function datasetsRoot(): string {
   return join(dirname(runsRoot()), 'datasets');
 }
 
-export function uploadDataFile(request: unknown, root = datasetsRoot()): { path: string; bytes: number } {
-  const parsed = UploadDataFileRequestSchema.safeParse(request);
-  if (!parsed.success) throw new Error(`The data upload is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-  const { name, base64 } = parsed.data;
+export function uploadDataFile(request: UploadDataFileRequest, root = datasetsRoot()): { path: string; bytes: number } {
+  const { name, base64 } = request;
   const size = base64Bytes(base64);
   if (size > MAX_DATA_UPLOAD_BYTES) {
     throw new Error(`${name} is ${(size / 2 ** 20).toFixed(1)} MiB; the studio takes dropped files up to ${MAX_DATA_UPLOAD_BYTES / 2 ** 20} MiB. Type the path of a larger file on this machine instead.`);

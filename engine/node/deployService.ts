@@ -1,9 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { stepsPerEpoch } from '../data/dataOrder.js';
 import { agentsNeeded, type Plan } from '../plan/plan.js';
-import { DeployedJobIdSchema, DeployRequestSchema, DeployTrustAnswerSchema, type DeployedJobSummary } from '../protocol/deploy.js';
-import type { JobEvent } from '../protocol/events.js';
+import type { DeployedJobSummary } from '../protocol/deploy.js';
+import type { IndexedJobEvent } from '../protocol/events.js';
 import type { StudioApi } from '../protocol/studioApi.js';
 import { summarizeDeployedJob } from './commands/jobs.js';
 import type { Launcher } from './deploy/launcher.js';
@@ -17,22 +17,16 @@ import { assertPlanRuns, newJobId, stepsFor } from './jobs/jobConfigs.js';
 import { studioTraining } from './studioTraining.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
-import { runsRoot, type RunRecord } from './jobs/runStore.js';
+import { runsRoot } from './jobs/runStore.js';
+import { readRunRecord } from './jobs/runRecord.js';
 
 export type DeployApi = Pick<StudioApi, 'deployJob' | 'deployStatus' | 'answerDeployHostKey' | 'listDeployedJobs' | 'attachDeployedJob'>;
 
-function parse<T>(schema: { safeParse(v: unknown): { success: true; data: T } | { success: false; error: { issues: Array<{ path: PropertyKey[]; message: string }> } } }, value: unknown, what: string): T {
-  const parsed = schema.safeParse(value);
-  if (!parsed.success) throw new Error(`The ${what} is malformed: ${parsed.error.issues.map((i) => `${i.path.map(String).join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-  return parsed.data;
-}
-
 /** The plan the job was deployed with (job.json beside deploy.json), for the Monitor's summary. */
 function recordedPlan(runDir: string): Plan | undefined {
-  const file = join(runDir, 'job.json');
-  if (!existsSync(file)) return undefined;
+  if (!existsSync(join(runDir, 'job.json'))) return undefined;
   try {
-    return (JSON.parse(readFileSync(file, 'utf8')) as RunRecord).plan;
+    return readRunRecord(runDir).plan;
   } catch {
     return undefined;
   }
@@ -42,14 +36,13 @@ function recordedPlan(runDir: string): Plan | undefined {
  * The deploy part of the StudioApi: one-click deploy to a stored SSH cluster or this machine (detached,
  * as `shoal deploy`), its per-host progress and host-key questions, the deployed jobs found in the run
  * folders with their state asked of their hosts, and re-attaching to one. Jobs are DeployedStudioJobs,
- * which the studio's api lists, streams and stops like its local jobs. Every request is parsed here.
+ * which the studio's api lists, streams and stops like its local jobs. Requests come parsed (rpcDispatch).
  */
-export function deployService(emit: (jobId: string, event: JobEvent) => void): DeployApi & { jobs: Map<string, DeployedStudioJob>; close(): void } {
+export function deployService(emit: (jobId: string, event: IndexedJobEvent) => void): DeployApi & { jobs: Map<string, DeployedStudioJob>; close(): void } {
   const jobs = new Map<string, DeployedStudioJob>();
   let prompts = 0;
   const nextPromptId = () => `trust-${++prompts}`;
-  const job = (jobId: unknown): DeployedStudioJob => {
-    const id = parse(DeployedJobIdSchema, jobId, 'job id');
+  const job = (id: string): DeployedStudioJob => {
     const found = jobs.get(id);
     if (!found) throw new Error(`No deployed job ${id} in this studio session: open it from Jobs on clusters first.`);
     return found;
@@ -57,8 +50,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
 
   return {
     jobs,
-    async deployJob(request) {
-      const r = parse(DeployRequestSchema, request, 'deploy request');
+    async deployJob(r) {
       // The model and data are checked here, before any host is touched (as Train checks them).
       const { model, training } = studioTraining(r.plan, r.data, r.loss);
       const agents = agentsNeeded(r.plan);
@@ -78,7 +70,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
         launcher = new SshLauncher(stored.hosts, { trustRequest: questions.ask, noGpu: r.noGpu === true, allowCpuFallback: r.allowCpuFallback === true, settings: clusterSettingsOf(stored) });
       }
       const id = newJobId();
-      const created = new DeployedStudioJob(id, { model: model.name, agents, schedule: r.plan.schedule, cluster, startedAt: Date.now() }, launcher, questions, (e) => emit(id, e));
+      const created = new DeployedStudioJob(id, { model: model.name, agents, schedule: r.plan.schedule, cluster, startedAt: Date.now() }, launcher, questions, (event, index) => emit(id, { index, event }));
       jobs.set(id, created);
       void created.deploy({
         model,
@@ -94,8 +86,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
     async deployStatus(jobId) {
       return job(jobId).status();
     },
-    async answerDeployHostKey(answer) {
-      const a = parse(DeployTrustAnswerSchema, answer, 'answer');
+    async answerDeployHostKey(a) {
       if (!job(a.jobId).questions.answer(a.promptId, a.trust)) throw new Error(`No host key question ${a.promptId} is waiting in job ${a.jobId}: it was answered already or timed out.`);
     },
     async listDeployedJobs(): Promise<DeployedJobSummary[]> {
@@ -112,8 +103,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
         }
       });
     },
-    async attachDeployedJob(jobId) {
-      const id = parse(DeployedJobIdSchema, jobId, 'job id');
+    async attachDeployedJob(id) {
       const existing = jobs.get(id);
       if (existing?.attached) return { jobId: id };
       const found = listDeployRecords().find((r) => r.record.jobId === id);
@@ -130,7 +120,7 @@ export function deployService(emit: (jobId: string, event: JobEvent) => void): D
         startedAt: Date.parse(record.createdAt) || Date.now(),
       };
       existing?.detach();
-      const created = new DeployedStudioJob(id, facts, launcher, questions, (e) => emit(id, e));
+      const created = new DeployedStudioJob(id, facts, launcher, questions, (event, index) => emit(id, { index, event }));
       jobs.set(id, created);
       void created.attach(record, runDir);
       return { jobId: id };

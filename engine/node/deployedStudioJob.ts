@@ -48,7 +48,8 @@ export class DeployedStudioJob implements StudioJob {
     readonly facts: DeployedJobFacts,
     private readonly launcher: Launcher,
     readonly questions: HostKeyQuestions,
-    private readonly onEvent: (event: JobEvent) => void,
+    /** Each event with its index in the job's history (`events`). */
+    private readonly onEvent: (event: JobEvent, index: number) => void,
   ) {
     this.progress = new DeployProgress(launcher.targets.map((t) => t.alias));
   }
@@ -140,7 +141,7 @@ export class DeployedStudioJob implements StudioJob {
     if (event.type === 'status') this.state = event.state;
     if (event.type === 'final') this.state = 'finished';
     this.events.push(event);
-    this.onEvent(event);
+    this.onEvent(event, this.events.length - 1);
   }
 
   /** A deployed job always stops as `shoal stop` does, with a checkpoint; closing the studio only detaches. */

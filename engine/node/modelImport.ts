@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import type { ModelGraph } from '../model/graph.js';
-import { base64Bytes, ImportModelRequestSchema, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME } from '../protocol/modelImport.js';
+import { base64Bytes, MAX_IMPORT_BYTES, manifestPaths, WEIGHT_FILE_NAME, type ImportModelRequest } from '../protocol/modelImport.js';
 import { publishFolder, syncFolder, writeNewFileDurably } from '../wire/durableFiles.js';
 import { manifestGroupBytes, readLayersModelDocument } from '../wire/layersModelFile.js';
 import { loadModel } from './modelRef.js';
@@ -26,10 +26,8 @@ export function isImportedModelFile(file: string, root = modelsRoot()): boolean 
  * model.json). Every weights file the model.json names must be given, with the bytes its manifest
  * needs; the files are written mode 600 into a fresh folder (mode 700) that is renamed into place.
  */
-export function importModelFile(request: unknown, root = modelsRoot()): ModelGraph {
-  const parsed = ImportModelRequestSchema.safeParse(request);
-  if (!parsed.success) throw new Error(`The model import is malformed: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(request)'}: ${i.message}`).join('; ')}`);
-  const { name, modelJson, weights = [] } = parsed.data;
+export function importModelFile(request: ImportModelRequest, root = modelsRoot()): ModelGraph {
+  const { name, modelJson, weights = [] } = request;
   if (modelJson.modelTopology == null) throw new Error(`${name} has no modelTopology: it is not a tfjs LayersModel. Open the model.json that Keras (via tensorflowjs_converter) or tfjs's model.save() wrote.`);
   const text = Buffer.from(JSON.stringify(modelJson), 'utf8');
   const given = new Map<string, string>();

@@ -1,15 +1,17 @@
+import { z } from 'zod';
 import { LIMITS } from './limits.js';
 
 /** A finding about a plan: data, not an exception, so the studio can show it next to its subject. */
-export interface Diagnostic {
-  severity: 'error' | 'warning';
-  code: string;
-  message: string;
+export const DiagnosticSchema = z.object({
+  severity: z.enum(['error', 'warning']),
+  code: z.string(),
+  message: z.string(),
   /** What the finding is about: a stage index, a layer id, a cluster device index, or a plan field. */
-  where: { stage?: number; layer?: string; device?: number; field?: string };
+  where: z.object({ stage: z.number().optional(), layer: z.string().optional(), device: z.number().optional(), field: z.string().optional() }),
   /** One sentence on how to fix it. */
-  hint: string;
-}
+  hint: z.string(),
+});
+export type Diagnostic = z.infer<typeof DiagnosticSchema>;
 
 /**
  * Collects findings as a check runs, so each check reads as a list of rules. Past LIMITS.findingsKept

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import type { ClusterLinkProfile } from '../cluster/linkProfile.js';
-import { ClusterSettingsSchema, type ClusterSettings } from './clusterSettings.js';
+import { ClusterLinkProfileSchema } from '../cluster/linkProfile.js';
+import { ClusterSettingsSchema } from './clusterSettings.js';
 
 /**
  * The studio's Cluster view over the API: SSH clusters as stored in clusters.json, adding and importing
@@ -101,106 +101,124 @@ export const TestIdSchema = z.string().regex(/^test-\d+$/);
 export const TrustAnswerSchema = z.object({ testId: TestIdSchema, promptId: z.string().regex(/^trust-\d+$/), trust: z.boolean() });
 export type TrustAnswer = z.infer<typeof TrustAnswerSchema>;
 
-export interface HostView {
-  alias: string;
-  user: string;
-  address: string;
-  port: number;
-  identityFiles: string[];
-  useAgent: boolean;
+export const HostViewSchema = z.object({
+  alias: z.string(),
+  user: z.string(),
+  address: z.string(),
+  port: z.number(),
+  identityFiles: z.array(z.string()),
+  useAgent: z.boolean(),
   /** `user@address:port` of each jump hop, first first. */
-  jump: string[];
-}
+  jump: z.array(z.string()),
+});
+export type HostView = z.infer<typeof HostViewSchema>;
 
-export interface ClusterListing {
+/** What preflight found on a host. */
+export const HostFactsSchema = z.object({
+  os: z.string().optional(),
+  arch: z.string().optional(),
+  cpus: z.number().optional(),
+  memoryBytes: z.number().optional(),
+  diskFreeBytes: z.number().optional(),
+  node: z.string().optional(),
+  gpus: z.array(z.string()),
+});
+export type HostFacts = z.infer<typeof HostFactsSchema>;
+
+/** A cluster's last finished connection test, stored with the cluster (it outlives the studio session). */
+export const StoredClusterTestSchema = z.object({
+  /** When it finished, ms since the epoch. */
+  at: z.number(),
+  /** The verdicts of the hosts it tested that are still in the cluster, reached as they were then. */
+  hosts: z.array(z.object({ host: z.string(), ok: z.boolean(), why: z.string().optional(), facts: HostFactsSchema.optional() })),
+  /** Hosts of the cluster it does not cover: added, or changed (address, user, port, key, jumps) since. */
+  untested: z.array(z.string()),
+  /** The link survey after preflight: pairs measured, or why it failed or was skipped. */
+  links: z.object({ state: z.enum(['done', 'failed', 'skipped']), pairs: z.number().optional(), detail: z.string().optional() }).optional(),
+});
+export type StoredClusterTest = z.infer<typeof StoredClusterTestSchema>;
+
+export const ClusterListingSchema = z.object({
   /** Where clusters are stored (clusters.json in the user's config directory). */
-  file: string;
+  file: z.string(),
   /**
    * `links`: the bandwidth and latency matrix the cluster's last link survey stored, when there is one;
    * `lastTest`: what its last connection test found, as far as it still holds for the hosts as they are.
    */
-  clusters: Array<{ name: string; hosts: HostView[]; links?: ClusterLinkProfile; settings?: ClusterSettings; lastTest?: StoredClusterTest }>;
-}
+  clusters: z.array(
+    z.object({
+      name: z.string(),
+      hosts: z.array(HostViewSchema),
+      links: ClusterLinkProfileSchema.optional(),
+      settings: ClusterSettingsSchema.optional(),
+      lastTest: StoredClusterTestSchema.optional(),
+    }),
+  ),
+});
+export type ClusterListing = z.infer<typeof ClusterListingSchema>;
 
-/** What preflight found on a host. */
-export interface HostFacts {
-  os?: string;
-  arch?: string;
-  cpus?: number;
-  memoryBytes?: number;
-  diskFreeBytes?: number;
-  node?: string;
-  gpus: string[];
-}
+/** What importing hosts from an ssh config did, beside the listing after it. */
+export const ImportHostsResultSchema = ClusterListingSchema.extend({ imported: z.array(z.string()), warnings: z.array(z.string()), from: z.string() });
 
-/** A cluster's last finished connection test, stored with the cluster (it outlives the studio session). */
-export interface StoredClusterTest {
-  /** When it finished, ms since the epoch. */
-  at: number;
-  /** The verdicts of the hosts it tested that are still in the cluster, reached as they were then. */
-  hosts: Array<{ host: string; ok: boolean; why?: string; facts?: HostFacts }>;
-  /** Hosts of the cluster it does not cover: added, or changed (address, user, port, key, jumps) since. */
-  untested: string[];
-  /** The link survey after preflight: pairs measured, or why it failed or was skipped. */
-  links?: { state: 'done' | 'failed' | 'skipped'; pairs?: number; detail?: string };
-}
+export const PreflightStatusSchema = z.enum(['running', 'ok', 'warn', 'fail', 'skipped']);
+export type PreflightStatus = z.infer<typeof PreflightStatusSchema>;
 
-export type PreflightStatus = 'running' | 'ok' | 'warn' | 'fail' | 'skipped';
+export const PreflightStepViewSchema = z.object({ step: z.string(), status: PreflightStatusSchema, detail: z.string() });
+export type PreflightStepView = z.infer<typeof PreflightStepViewSchema>;
 
-export interface PreflightStepView {
-  step: string;
-  status: PreflightStatus;
-  detail: string;
-}
-
-export interface HostTestView {
-  host: string;
-  where?: string;
+export const HostTestViewSchema = z.object({
+  host: z.string(),
+  where: z.string().optional(),
   /** Each step's latest state, in the order the steps started. */
-  steps: PreflightStepView[];
+  steps: z.array(PreflightStepViewSchema),
   /** Set when the host is done: no step failed. */
-  ok?: boolean;
-  facts?: HostFacts;
-}
+  ok: z.boolean().optional(),
+  facts: HostFactsSchema.optional(),
+});
+export type HostTestView = z.infer<typeof HostTestViewSchema>;
 
 /** An unknown host key waiting for the user: trust it (recorded in Shoal's store) or refuse it. */
-export interface TrustPrompt {
-  id: string;
-  where: string;
-  keyType: string;
+export const TrustPromptSchema = z.object({
+  id: z.string(),
+  where: z.string(),
+  keyType: z.string(),
   /** As `ssh-keygen -l` prints it: `SHA256:…`. */
-  fingerprint: string;
-}
-
-export interface ClusterTestStatus {
-  id: string;
-  cluster: string;
-  state: 'running' | 'done';
-  hosts: HostTestView[];
-  trust: TrustPrompt[];
-  /** When done: hosts ready / all. */
-  ready?: number;
-  /** The link survey that follows preflight when two or more hosts pass it; absent for one host. */
-  survey?: SurveyView;
-  /** Why the finished test could not be stored with the cluster (it then lasts for this session only). */
-  notStored?: string;
-}
+  fingerprint: z.string(),
+});
+export type TrustPrompt = z.infer<typeof TrustPromptSchema>;
 
 /** One step of the link survey: per host (`prepare`: agent upload, `agent`: started, joined) or `links` (connect, probe). */
-export interface SurveyStepView {
-  host: string;
-  step: string;
-  status: PreflightStatus | 'progress';
-  detail: string;
-}
+export const SurveyStepViewSchema = z.object({
+  host: z.string(),
+  step: z.string(),
+  status: z.union([PreflightStatusSchema, z.literal('progress')]),
+  detail: z.string(),
+});
+export type SurveyStepView = z.infer<typeof SurveyStepViewSchema>;
 
-export interface SurveyView {
+export const SurveyViewSchema = z.object({
   /** `skipped`: fewer than two hosts passed preflight. */
-  state: 'waiting' | 'running' | 'done' | 'failed' | 'skipped';
+  state: z.enum(['waiting', 'running', 'done', 'failed', 'skipped']),
   /** Each (host, step)'s latest state, in the order they started. */
-  steps: SurveyStepView[];
+  steps: z.array(SurveyStepViewSchema),
   /** Why it failed or was skipped. */
-  detail?: string;
+  detail: z.string().optional(),
   /** When done: the measured matrix, as stored for the cluster. */
-  profile?: ClusterLinkProfile;
-}
+  profile: ClusterLinkProfileSchema.optional(),
+});
+export type SurveyView = z.infer<typeof SurveyViewSchema>;
+
+export const ClusterTestStatusSchema = z.object({
+  id: z.string(),
+  cluster: z.string(),
+  state: z.enum(['running', 'done']),
+  hosts: z.array(HostTestViewSchema),
+  trust: z.array(TrustPromptSchema),
+  /** When done: hosts ready / all. */
+  ready: z.number().optional(),
+  /** The link survey that follows preflight when two or more hosts pass it; absent for one host. */
+  survey: SurveyViewSchema.optional(),
+  /** Why the finished test could not be stored with the cluster (it then lasts for this session only). */
+  notStored: z.string().optional(),
+});
+export type ClusterTestStatus = z.infer<typeof ClusterTestStatusSchema>;

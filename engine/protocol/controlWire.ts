@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { JobEvent } from './events.js';
+import { IndexedJobEventSchema } from './events.js';
 import { PlacedTensorSchema } from './wireTensor.js';
 
 /**
@@ -32,16 +32,8 @@ export const ControlReplySchema = z.discriminatedUnion('type', [
 ]);
 export type ControlReply = z.infer<typeof ControlReplySchema>;
 
-/**
- * One event of the job's history, numbered. The event itself is checked shallowly: a history can be
- * replayed from an events.jsonl written by an earlier coordinator, and every consumer already reads
- * events by their `type` (JobEventSchema in events.ts describes them).
- */
-export const EventFrameSchema = z.object({
-  type: z.literal('event'),
-  index: z.number().int().min(0),
-  event: z.custom<JobEvent>((v) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string', { message: 'expected a job event' }),
-});
+/** One event of the job's history, numbered; the event is checked by its type (JobEventByTypeSchema says why). */
+export const EventFrameSchema = z.object({ type: z.literal('event'), ...IndexedJobEventSchema.shape });
 export type EventFrame = z.infer<typeof EventFrameSchema>;
 
 /** A state holder's answer to a peer fetching tensors (its request is the handshake's hello). */

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { DATASET_FORMATS, DatasetDescriptionSchema } from '../data/datasetDescription.js';
-import type { Diagnostic } from '../plan/diagnostics.js';
+import { DiagnosticSchema } from '../plan/diagnostics.js';
 import { MAX_IMPORT_BYTES } from './modelImport.js';
-import type { DataRef } from './trainingSetup.js';
+import { DataRefSchema } from './trainingSetup.js';
 
 /**
  * The studio's Data section asks the Node side what a dataset is before it trains on it: the path (a
@@ -42,48 +42,53 @@ export const InspectDatasetRequestSchema = z.object({
 export type InspectDatasetRequest = z.infer<typeof InspectDatasetRequestSchema>;
 
 /** One model input or output against the data that feeds it. */
-export interface FeedCheck {
-  side: 'input' | 'output';
-  layer: string;
+export const FeedCheckSchema = z.object({
+  side: z.enum(['input', 'output']),
+  layer: z.string(),
   /** Per sample, as the model takes it (-1: any size). */
-  modelShape: number[];
+  modelShape: z.array(z.number()),
   /** Per sample, as the data gives it, when it could be opened. */
-  dataShape?: number[];
-  status: 'match' | 'mismatch' | 'unknown';
+  dataShape: z.array(z.number()).optional(),
+  status: z.enum(['match', 'mismatch', 'unknown']),
   /** Which columns, key or array feed it, and how (e.g. "label 'species' (3 classes)"). */
-  note?: string;
-}
+  note: z.string().optional(),
+});
+export type FeedCheck = z.infer<typeof FeedCheckSchema>;
 
-export interface ClassBalance {
-  output: string;
-  names: string[];
-  counts: number[];
+export const ClassBalanceSchema = z.object({
+  output: z.string(),
+  names: z.array(z.string()),
+  counts: z.array(z.number()),
   /** Samples counted; fewer than the dataset's when it is large (the first ones). */
-  counted: number;
-}
+  counted: z.number(),
+});
+export type ClassBalance = z.infer<typeof ClassBalanceSchema>;
 
-export type DatasetSamples =
-  | { kind: 'images'; images: Array<{ label: string; file: string; dataUrl: string; width: number; height: number }> }
-  | { kind: 'table'; columns: string[]; rows: string[][] }
-  | { kind: 'none' };
+export const DatasetSamplesSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('images'), images: z.array(z.object({ label: z.string(), file: z.string(), dataUrl: z.string(), width: z.number(), height: z.number() })) }),
+  z.object({ kind: z.literal('table'), columns: z.array(z.string()), rows: z.array(z.array(z.string())) }),
+  z.object({ kind: z.literal('none') }),
+]);
+export type DatasetSamples = z.infer<typeof DatasetSamplesSchema>;
 
-export interface DatasetInspection {
+export const DatasetInspectionSchema = z.object({
   /** The data as resolved: absolute path and format. */
-  source: string;
-  format?: (typeof DATASET_FORMATS)[number];
+  source: z.string(),
+  format: z.enum(DATASET_FORMATS).optional(),
   /** The reference Train sends, when the data could be described (even if it does not fit the model). */
-  ref?: DataRef;
+  ref: DataRefSchema.optional(),
   /** The reader's summary, when the data opened against the model. */
-  describe?: string;
-  counts?: { train: number; validation: number };
+  describe: z.string().optional(),
+  counts: z.object({ train: z.number(), validation: z.number() }).optional(),
   /** CSV/TSV header, JSON Lines keys or .npz arrays: what the label/feature fields can name. */
-  columns?: string[];
-  feeds: FeedCheck[];
-  classes: ClassBalance[];
-  samples: DatasetSamples;
+  columns: z.array(z.string()).optional(),
+  feeds: z.array(FeedCheckSchema),
+  classes: z.array(ClassBalanceSchema),
+  samples: DatasetSamplesSchema,
   /** The validator's and the readers' findings; `where.field` is one of DATASET_FIELDS, `file`/`row` where known. */
-  diagnostics: Array<Diagnostic & { where: Diagnostic['where'] & { file?: string; row?: number } }>;
-}
+  diagnostics: z.array(DiagnosticSchema.extend({ where: DiagnosticSchema.shape.where.extend({ file: z.string().optional(), row: z.number().optional() }) })),
+});
+export type DatasetInspection = z.infer<typeof DatasetInspectionSchema>;
 
 /** A data file dropped on the browser shell, handed to the Node side to store. */
 export const MAX_DATA_UPLOAD_BYTES = MAX_IMPORT_BYTES;

@@ -1,7 +1,7 @@
 import { DataRefSchema } from './trainingSetup.js';
 import { z } from 'zod';
 import { PlanSchema } from '../plan/plan.js';
-import { ClusterNameSchema, type TrustPrompt } from './clusters.js';
+import { ClusterNameSchema, TrustPromptSchema } from './clusters.js';
 
 /**
  * The studio's one-click deploy over the API: a job started detached on a stored SSH cluster (or on
@@ -42,54 +42,59 @@ export const DeployTrustAnswerSchema = z.object({ jobId: DeployedJobIdSchema, pr
 export type DeployTrustAnswer = z.infer<typeof DeployTrustAnswerSchema>;
 
 /** `queue`: a Slurm allocation waiting in the queue (its host row is `slurm`). */
-export type DeployStepName = 'queue' | 'connect' | 'setup' | 'upload' | 'gpu-runtime' | 'ready';
+export const DeployStepNameSchema = z.enum(['queue', 'connect', 'setup', 'upload', 'gpu-runtime', 'ready']);
+export type DeployStepName = z.infer<typeof DeployStepNameSchema>;
 
-export interface DeployStepView {
-  step: DeployStepName;
+export const DeployStepViewSchema = z.object({
+  step: DeployStepNameSchema,
   /** `progress` is a step still running with news (bytes uploaded, npm output). */
-  status: 'running' | 'progress' | 'ok' | 'skipped' | 'fail';
-  detail: string;
+  status: z.enum(['running', 'progress', 'ok', 'skipped', 'fail']),
+  detail: z.string(),
   /** The step's progress lines so far (upload bytes, npm output), the newest last; at most 20. */
-  progress?: string[];
-}
+  progress: z.array(z.string()).optional(),
+});
+export type DeployStepView = z.infer<typeof DeployStepViewSchema>;
 
-export interface DeployHostView {
-  host: string;
+export const DeployHostViewSchema = z.object({
+  host: z.string(),
   /** Each step's latest state, in the order the steps started. */
-  steps: DeployStepView[];
+  steps: z.array(DeployStepViewSchema),
   /** Set when the host is done: ready, or not (then `error` says what failed and what to do). */
-  ok?: boolean;
-  error?: string;
-}
+  ok: z.boolean().optional(),
+  error: z.string().optional(),
+});
+export type DeployHostView = z.infer<typeof DeployHostViewSchema>;
 
-export interface DeployStatus {
-  jobId: string;
+export const DeployStatusSchema = z.object({
+  jobId: z.string(),
   /** The stored cluster's name, or `local`. */
-  cluster: string;
+  cluster: z.string(),
   /**
    * preparing: hosts are being connected, probed and given the agent; starting: processes start;
    * attaching: reaching the coordinator (after a restart); following: events flow to the Monitor;
    * failed: see `error`; detached: the studio no longer follows it (the job itself may go on).
    */
-  phase: 'preparing' | 'starting' | 'attaching' | 'following' | 'failed' | 'detached';
-  hosts: DeployHostView[];
+  phase: z.enum(['preparing', 'starting', 'attaching', 'following', 'failed', 'detached']),
+  hosts: z.array(DeployHostViewSchema),
   /** Unknown host keys waiting for the user (answer with answerDeployHostKey). */
-  trust: TrustPrompt[];
-  error?: string;
-}
+  trust: z.array(TrustPromptSchema),
+  error: z.string().optional(),
+});
+export type DeployStatus = z.infer<typeof DeployStatusSchema>;
 
 /** A deployed job found in the run folders, its state asked of its hosts. */
-export interface DeployedJobSummary {
-  jobId: string;
-  cluster: string;
-  model: string;
-  createdAt: string;
-  state: 'running' | 'finished' | 'failed' | 'stopped' | 'unknown';
-  detail: string;
+export const DeployedJobSummarySchema = z.object({
+  jobId: z.string(),
+  cluster: z.string(),
+  model: z.string(),
+  createdAt: z.string(),
+  state: z.enum(['running', 'finished', 'failed', 'stopped', 'unknown']),
+  detail: z.string(),
   /** A running job's agents as its newest generation counts them (absent when not known). */
-  agents?: { training: number; waiting: number; lost: number };
+  agents: z.object({ training: z.number(), waiting: z.number(), lost: z.number() }).optional(),
   /** A Slurm job's allocation and its state as squeue says it (`ended` once Slurm no longer lists it). */
-  slurm?: { allocation: string; state: string };
+  slurm: z.object({ allocation: z.string(), state: z.string() }).optional(),
   /** This studio follows it now (its events reach the Monitor). */
-  attached: boolean;
-}
+  attached: z.boolean(),
+});
+export type DeployedJobSummary = z.infer<typeof DeployedJobSummarySchema>;

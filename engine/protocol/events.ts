@@ -142,3 +142,13 @@ export type EvalEvent = Extract<JobEvent, { type: 'eval' }>;
 export type FinalEvent = Extract<JobEvent, { type: 'final' }>;
 export type TimelineJobEvent = Extract<JobEvent, { type: 'timeline' }>;
 export type ProfileEvent = Extract<JobEvent, { type: 'profile' }>;
+
+/**
+ * A job event checked by its `type` only: a history can be replayed from an events.jsonl written by an
+ * earlier coordinator, and every consumer reads events by their `type` (JobEventSchema describes them).
+ */
+export const JobEventByTypeSchema = z.custom<JobEvent>((v) => typeof v === 'object' && v !== null && typeof (v as { type?: unknown }).type === 'string', { message: 'expected a job event' });
+
+/** A job event with its place in the job's history: how the studio tells a repeated event from a new one. */
+export const IndexedJobEventSchema = z.object({ index: z.number().int().min(0), event: JobEventByTypeSchema });
+export type IndexedJobEvent = z.infer<typeof IndexedJobEventSchema>;

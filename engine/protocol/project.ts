@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { readRecord, type RecordFormat } from './versionedRecord.js';
 import type { ModelGraph } from '../model/graph.js';
 import { PlanSchema } from '../plan/plan.js';
 import { DataRefSchema } from './trainingSetup.js';
@@ -34,9 +35,12 @@ export const ProjectClusterSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('stored'), name: z.string().min(1).max(200) }),
 ]);
 
+/** The version of project files this Shoal writes; change it, with an upgrade, when ProjectSchema changes. */
+export const PROJECT_VERSION = 1;
+
 export const ProjectSchema = z.object({
   format: z.literal('shoal-project'),
-  version: z.literal(1),
+  version: z.literal(PROJECT_VERSION),
   name: z.string().min(1).max(200),
   savedAt: z.string(),
   model: ProjectModelSchema,
@@ -57,6 +61,9 @@ export const ProjectSchema = z.object({
 });
 export type Project = z.infer<typeof ProjectSchema>;
 
+/** Project files carried version 1 from the start: there is nothing older to upgrade. */
+export const PROJECT_FORMAT: RecordFormat<typeof ProjectSchema> = { what: 'Shoal project', version: PROJECT_VERSION, schema: ProjectSchema, upgrades: {} };
+
 export type ProjectParse = { ok: true; project: Project; graph?: ModelGraph } | { ok: false; problem: string };
 
 /** Read a project file's text: a readable problem (what and where) instead of an exception. */
@@ -71,14 +78,12 @@ export function parseProject(text: string, fileName = 'the file'): ProjectParse 
   if (typeof json !== 'object' || json === null || (json as { format?: unknown }).format !== 'shoal-project') {
     return { ok: false, problem: `${fileName} is not a Shoal project: it has no "format": "shoal-project". To open a Keras or tfjs model.json, use Open model instead.` };
   }
-  const version = (json as { version?: unknown }).version;
-  if (version !== 1) return { ok: false, problem: `${fileName} is a version ${String(version)} project; this studio reads version 1. Update Shoal to open it.` };
-  const parsed = ProjectSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    return { ok: false, problem: `${fileName} is not a valid Shoal project: ${issue.path.join('.') || '(project)'}: ${issue.message}.` };
+  let project: Project;
+  try {
+    project = readRecord(PROJECT_FORMAT, json, fileName);
+  } catch (error) {
+    return { ok: false, problem: (error as Error).message };
   }
-  const project = parsed.data;
   return { ok: true, project, graph: project.model.kind === 'file' ? (project.model.graph as unknown as ModelGraph) : undefined };
 }
 

@@ -60,6 +60,14 @@ export function describeData(ref: DataRef): string {
  * The built-in models' training: the bundled digits, and softmax cross-entropy on the logits of their
  * one output (their heads are linear).
  */
+/**
+ * A job's split sizes: its training setup's, and with none the built-in models' MNIST digits — the one
+ * place where "no training setup" is read as MNIST.
+ */
+export function sampleCounts(training: TrainingSetup | undefined): { trainSamples: number; validationSamples: number } {
+  return training ? { trainSamples: training.trainSamples, validationSamples: training.validationSamples } : { trainSamples: MNIST_TRAIN, validationSamples: MNIST_TEST };
+}
+
 export function defaultTraining(graph: ModelGraph): TrainingSetup {
   return {
     data: { kind: 'mnist' },

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { describeIssues } from './describeIssues.js';
 
 /**
  * Check a received frame header against its schema. A header that does not fit gets an error naming
@@ -10,14 +11,6 @@ export function parseHeader<S extends z.ZodType>(schema: S, header: unknown, fro
   if (result.success) return result.data;
   const type = typeof header === 'object' && header !== null && typeof (header as { type?: unknown }).type === 'string' ? (header as { type: string }).type : '(no type)';
   throw new Error(`Unreadable "${type}" message from ${from}: ${describeIssues(result.error.issues)}.`);
-}
-
-/** "field `step`: expected number, received string; …" for the first few issues. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .slice(0, 3)
-    .map((i) => (i.path.length ? `field \`${i.path.map(String).join('.')}\`: ${i.message}` : i.message))
-    .join('; ');
 }
 
 /** The default of an exhaustive `switch` over a message union: the compiler fails here when a case is missing. */

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { z } from 'zod';
+import { readRecord, type RecordFormat } from '../protocol/versionedRecord.js';
 
 /**
  * Checkpoint files: `SHOALCKPT\n`, a u32 header length, the JSON header, the float32 body, and a
@@ -11,30 +13,38 @@ import { dirname } from 'node:path';
 const MAGIC = Buffer.from('SHOALCKPT\n', 'utf8');
 const DIGEST_BYTES = 32;
 
-export interface CheckpointTensor {
+const CheckpointTensorSchema = z.object({
   /** Parameter name, e.g. `dense_1/kernel`. */
-  name: string;
+  name: z.string(),
   /** Optimizer slot (`m`, `v`, `velocity`) or absent for the parameter's value. */
-  slot?: string;
-  shape: number[];
+  slot: z.string().optional(),
+  shape: z.array(z.number().int().min(0)),
   /** Offset and length in float32 elements within the body. */
-  offset: number;
-  length: number;
-}
+  offset: z.number().int().min(0),
+  length: z.number().int().min(0),
+});
+export type CheckpointTensor = z.infer<typeof CheckpointTensorSchema>;
 
-export interface CheckpointHeader {
-  format: 'shoal-checkpoint';
-  version: 1;
-  jobId: string;
-  createdAt: string;
-  model: string;
-  /** The plan the job ran when it wrote the checkpoint (a resume may use another). */
-  plan: unknown;
+/** The version of the checkpoint header this Shoal writes; change it, with an upgrade, when the schema changes. */
+export const CHECKPOINT_VERSION = 1;
+
+export const CheckpointHeaderSchema = z.object({
+  format: z.literal('shoal-checkpoint'),
+  version: z.literal(CHECKPOINT_VERSION),
+  jobId: z.string(),
+  createdAt: z.string(),
+  model: z.string(),
+  /** The plan the job ran when it wrote the checkpoint (a resume may use another, and checks it then). */
+  plan: z.unknown(),
   /** Optimizer steps completed; training resumes with step `step` (0-based), so data order continues. */
-  step: number;
-  optimizer: { kind: string; step: number };
-  tensors: CheckpointTensor[];
-}
+  step: z.number().int().min(0),
+  optimizer: z.object({ kind: z.string(), step: z.number() }),
+  tensors: z.array(CheckpointTensorSchema),
+});
+export type CheckpointHeader = z.infer<typeof CheckpointHeaderSchema>;
+
+/** Checkpoints carried version 1 from the start: there is nothing older to upgrade. */
+export const CHECKPOINT_HEADER_FORMAT: RecordFormat<typeof CheckpointHeaderSchema> = { what: 'checkpoint header', version: CHECKPOINT_VERSION, schema: CheckpointHeaderSchema, upgrades: {} };
 
 export class CheckpointError extends Error {
   constructor(
@@ -112,16 +122,21 @@ export function readCheckpoint(file: string): { header: CheckpointHeader; body: 
   if (bodyStart > bodyEnd) throw new CheckpointError(file, 'is truncated (its header runs past the end of the file)');
   const digest = createHash('sha256').update(bytes.subarray(headerStart, bodyEnd)).digest();
   if (!digest.equals(bytes.subarray(bodyEnd))) throw new CheckpointError(file, 'is corrupted or truncated (its SHA-256 checksum does not match)');
-  let header: CheckpointHeader;
+  let json: unknown;
   try {
-    header = JSON.parse(bytes.toString('utf8', headerStart, bodyStart)) as CheckpointHeader;
+    json = JSON.parse(bytes.toString('utf8', headerStart, bodyStart));
   } catch {
     throw new CheckpointError(file, 'has a header that is not JSON');
   }
-  if (!Array.isArray(header?.tensors)) throw new CheckpointError(file, 'has a header without its tensor list');
+  let header: CheckpointHeader;
+  try {
+    header = readRecord(CHECKPOINT_HEADER_FORMAT, json, 'its header');
+  } catch (err) {
+    throw new CheckpointError(file, `cannot be used: ${(err as Error).message.replace(/\.$/, '')}`);
+  }
   const bodyBytes = bodyEnd - bodyStart;
   const expected = header.tensors.reduce((n, t) => Math.max(n, t.offset + t.length), 0) * 4;
-  if (header.format !== 'shoal-checkpoint' || bodyBytes !== expected) throw new CheckpointError(file, `has a body of ${bodyBytes} bytes where its header describes ${expected}`);
+  if (bodyBytes !== expected) throw new CheckpointError(file, `has a body of ${bodyBytes} bytes where its header describes ${expected}`);
   const body = new Float32Array(bytes.buffer.slice(bytes.byteOffset + bodyStart, bytes.byteOffset + bodyEnd));
   return { header, body };
 }

@@ -1,7 +1,7 @@
 import { expect, test } from './studioFixture';
 
 /**
- * Issue 6 in the studio: train mlp with the asynchronous (PipeMare) schedule and see, next to the loss,
+ * In the studio: train mlp with the asynchronous (PipeMare) schedule and see, next to the loss,
  * each stage's delay, utilization, step-size multiplier and correction.
  */
 test('an asynchronous run shows per-stage PipeMare statistics next to the loss', async ({ page, studio }) => {

@@ -111,7 +111,7 @@ test('a lost agent raises an alert naming its rank, which can be dismissed', asy
   await expect(alert).toBeVisible({ timeout: 60_000 });
   await expect(alert).toHaveAttribute('data-rank', '3');
   await expect(alert).toContainText('rank 3');
-  // Every survivor trains in the new generation (issue 18): three re-planned, none waiting, one lost.
+  // Every survivor trains in the new generation: three re-planned, none waiting, one lost.
   await expect(page.getByTestId('membership-lost')).toHaveText('1 lost', { timeout: 60_000 });
   await expect(page.getByTestId('membership-training')).toHaveText('3 training');
   await expect(page.getByTestId('membership-waiting')).toHaveText('0 waiting');

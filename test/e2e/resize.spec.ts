@@ -1,7 +1,7 @@
 import { expect, test } from './studioFixture';
 
 /**
- * Issue 5 in the studio: a running job gains an agent without a restart. The membership view moves to
+ * In the studio: a running job gains an agent without a restart. The membership view moves to
  * the new generation (two ranks, the virtual nodes split over two replicas), the charts mark the step
  * it happened at, and the log says so.
  */

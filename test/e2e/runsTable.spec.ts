@@ -82,7 +82,11 @@ test('sorts, filters, names, compares, exports and deletes runs', async ({ page 
   const base = JSON.parse(readFileSync(join(runs, trained, 'job.json'), 'utf8')) as { plan: { microBatches: number; globalBatch: number } };
   cloneRun(trained, 'run-wide', '2030-01-02T00:00:00.000Z', (r) => ((r.plan as typeof base.plan).microBatches = 4), 0.5);
   const deployed = cloneRun(trained, 'run-deployed-with-a-very-long-identifier-that-would-overlap-titles', '2030-01-03T00:00:00.000Z', (r) => ((r.plan as typeof base.plan).globalBatch = base.plan.globalBatch * 2), 2);
-  writeFileSync(join(deployed, 'deploy.json'), JSON.stringify({ launcher: 'ssh', hosts: [{ alias: 'gpu1' }, { alias: 'gpu2' }] }));
+  // A deploy record as `shoal deploy` writes it, for two SSH hosts.
+  const host = (alias: string) => ({ alias, address: `${alias}.lab`, port: 22, user: 'me', identityFiles: [], useAgent: true, jump: [] });
+  const coordinator = { listenHost: '127.0.0.1', port: 4000, pid: 10 };
+  const record = { version: 1, jobId: 'run-deployed', createdAt: '2030-01-03T00:00:00.000Z', launcher: 'ssh', cluster: 'lab', hosts: [host('gpu1'), host('gpu2')], head: 'gpu1', model: 'mlp', steps: 8, coordinator, processes: [] };
+  writeFileSync(join(deployed, 'deploy.json'), JSON.stringify(record));
   // A run whose job still runs: a live process on this host holds its lock.
   const busy = cloneRun(trained, 'run-busy', '2030-01-04T00:00:00.000Z', () => {}, 1, true);
   owner = spawn('sleep', ['600'], { stdio: 'ignore' });

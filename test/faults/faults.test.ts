@@ -6,7 +6,7 @@ import { latestRun } from '../support/faultJob.js';
 import { faultContext, faultScenarios, outcome, whatItSaid } from '../support/faultScenarios.js';
 
 /**
- * Issue 17: the failure model of README's "Failure model", asserted by injecting each fault into real
+ * The failure model of README's "Failure model", asserted by injecting each fault into real
  * jobs (real coordinator and agent processes, the real `shoal` command, real files). Each scenario
  * says what the model promises and lists where a run departs from it (test/support/faultScenarios.ts,
  * shared with `npm run bench -- faults`): same parameters as the uninterrupted run where the

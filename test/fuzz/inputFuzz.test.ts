@@ -15,7 +15,7 @@ import { functional, nestedTwice } from '../support/kerasDocs.js';
 import { mulberry32 } from '../../engine/util/prng.js';
 
 /**
- * Issue 17's hostile user, automated: seeded random and structured mutations of valid plans, cluster
+ * A hostile user, automated: seeded random and structured mutations of valid plans, cluster
  * specs and model files go through the same parsers and validators the CLI and studio use. Every case
  * must end in a result or a coded rejection — no crash, no other exception — within a budget of work
  * far above normal: each case takes milliseconds of CPU; the bounds are the issue's 2 s (of CPU time, so
@@ -107,7 +107,7 @@ const models: unknown[] = [
   nestedTwice(3),
 ];
 
-/** Structured attacks: the shapes issue 17 found, at random sizes. */
+/** Structured attacks: the shapes a hostile user tries, at random sizes. */
 function structuredPlan(r: Rand): unknown {
   const plan = clone(pick(r, plans)) as Record<string, unknown> & { stages: Record<string, unknown>[] };
   const attack = Math.floor(r() * 5);

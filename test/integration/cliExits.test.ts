@@ -8,7 +8,7 @@ import { presetPlan } from '../../engine/plan/presets.js';
 import { dense, sequential } from '../support/kerasDocs.js';
 
 /**
- * Issue 17's honest exits, through the real `shoal` command: every bad option, plan, model or cluster
+ * Honest exits, through the real `shoal` command: every bad option, plan, model or cluster
  * ends with exit status 1 and one message naming what, where and what to do — and a run whose loss
  * goes non-finite stops with the step and a lower learning rate suggested, instead of exiting 0.
  */

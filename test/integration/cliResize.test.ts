@@ -45,7 +45,7 @@ async function trainRunning(args: string[]): Promise<{ events: JobEvent[]; exite
 }
 
 /**
- * Issue 5: `shoal resize` grows a job that `shoal train` runs in another process: it finds the job by
+ * `shoal resize` grows a job that `shoal train` runs in another process: it finds the job by
  * id, asks its coordinator over the control connection, starts agents detached from itself, and the
  * job goes on with them without a restart.
  */

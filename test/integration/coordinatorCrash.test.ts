@@ -11,7 +11,7 @@ import { readRun } from '../../engine/node/jobs/runHistory.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
- * Issue 5: a coordinator that crashes in the middle of a job is restarted from the newest checkpoint
+ * A coordinator that crashes in the middle of a job is restarted from the newest checkpoint
  * with new agents, and the job ends with the parameters of an uninterrupted run.
  */
 const K = 16;

@@ -15,7 +15,7 @@ import { useTempHome } from '../support/homes.js';
 import { runCommand as run, jsonLines, endDeployTests } from '../support/commandRun.js';
 
 /**
- * Results come home (issue 18): `shoal stop` checkpoints first, `shoal pull` copies a deployed run's
+ * Results come home: `shoal stop` checkpoints first, `shoal pull` copies a deployed run's
  * folder from every host (again: only what changed; a cut copy continues), `shoal export` of a deployed
  * job fetches its checkpoint from the head host; a finished job stays finished when stopped.
  * Two real OpenSSH servers (127.0.0.2–3), each with its own $HOME.

@@ -12,7 +12,7 @@ import { LocalJob } from '../../engine/node/jobs/localJob.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
- * Issue 5: a job that loses or gains agents goes on without a restart and learns exactly what an
+ * A job that loses or gains agents goes on without a restart and learns exactly what an
  * uninterrupted run learns: the global batch is 8 fixed virtual nodes, re-mapped onto whoever is
  * there; a step an agent died in is discarded (survivors undo it) and run again.
  */

@@ -15,7 +15,7 @@ import { LocalJob } from '../../engine/node/jobs/localJob.js';
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
- * Issue 18, item 2: every elastic move keeps every live agent busy. After a loss or a resize the new
+ * Every elastic move keeps every live agent busy. After a loss or a resize the new
  * generation holds every live agent, laid out as the planner (planTeam) lays out that many — stages,
  * replicas and virtual nodes — with the job's global batch and V virtual nodes, so the parameters
  * equal an uninterrupted run's; a resize resolves only once its agents train.

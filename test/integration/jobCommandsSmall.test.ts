@@ -14,7 +14,7 @@ import { useTempHome } from '../support/homes.js';
 import { runCommand as run, jsonLines, stopDeployedJobs } from '../support/commandRun.js';
 
 /**
- * Smaller points of issue 18 with a detached job on this machine: attach --no-follow prints the history
+ * Smaller points of a detached job on this machine: attach --no-follow prints the history
  * so far and exits while the job runs; Ctrl-C on a following CLI says how to re-attach; stop --now
  * stops without a checkpoint; `jobs` says a host's failure once, not once per job.
  */

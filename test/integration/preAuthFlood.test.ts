@@ -12,7 +12,7 @@ import { listeningPorts, watchMemory, type MemoryKiB } from '../support/procStat
 import { maxRelativeError, readParams } from './paramsFile.js';
 
 /**
- * Issue 18: nothing unauthenticated can hurt a job. While a two-stage job trains, 500 connections
+ * Nothing unauthenticated can hurt a job. While a two-stage job trains, 500 connections
  * that never authenticate (silence, garbage, 400 MiB length prefixes, a trickle of bytes, frames with
  * made-up tags, headers that are not objects, wrong proofs) hit the coordinator and both agents' peer
  * listeners from eight loopback addresses. The job ends with the parameters of an undisturbed run, the

@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { JobEventSchema, type JobEvent } from '../../engine/protocol/events.js';
 
 /**
- * Run folders belong to one job, and their checkpoints are honest (issue 17): the real `shoal`
+ * Run folders belong to one job, and their checkpoints are honest: the real `shoal`
  * command, its real coordinator and agent processes, real files.
  */
 const root = join(__dirname, '..', '..');

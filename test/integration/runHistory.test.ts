@@ -25,7 +25,7 @@ afterEach(async () => {
 });
 
 async function train(svc: StudioService, preset: string, steps: number): Promise<string> {
-  const done = new Promise<void>((resolve) => svc.onJobEvent((_, e) => (e.type === 'final' || (e.type === 'status' && e.state === 'failed')) && resolve()));
+  const done = new Promise<void>((resolve) => svc.onJobEvent((_, { event: e }) => (e.type === 'final' || (e.type === 'status' && e.state === 'failed')) && resolve()));
   const { jobId } = await svc.startTraining({ plan: presetPlan(zooModel('mlp'), preset), agents: 2, steps });
   await done;
   return jobId;

@@ -11,7 +11,7 @@ import { useTempHome } from '../support/homes.js';
 import { makeUserKey, startSshd, stopAllSshd, type PrivateSshd, type UserKey } from '../support/sshd.js';
 
 /**
- * Issue 18: what Shoal reads from ssh config means what OpenSSH means by it, against real OpenSSH
+ * What Shoal reads from ssh config means what OpenSSH means by it, against real OpenSSH
  * (sshd on loopback, ssh-agent holding seven keys, `ssh -G` as the reference resolver):
  * IdentitiesOnly, IdentityAgent, User, Port, ProxyJump, Include and Match host / originalhost; and a
  * refusal of keys is reported as authentication, naming the keys, never as reachability.

@@ -61,7 +61,7 @@ async function closeStudio(service: StudioService): Promise<void> {
 function stream(service: StudioService, jobId: () => string | undefined) {
   const events: JobEvent[] = [];
   const waiters: Array<{ pred: (e: JobEvent) => boolean; resolve: (e: JobEvent) => void }> = [];
-  service.onJobEvent((id, event) => {
+  service.onJobEvent((id, { event }) => {
     if (id !== jobId()) return;
     events.push(event);
     for (const w of waiters.filter((w) => w.pred(event))) w.resolve(event);
@@ -132,7 +132,7 @@ describe('deploying from the studio', () => {
     expect(final.type === 'final' && final.steps).toBe(total);
     // The whole history, back-filled from the first step, each step once, in order.
     expect(steps(again.events)).toEqual(Array.from({ length: total }, (_, i) => i));
-    expect(steps(await second.jobEvents(jobId, 0))).toHaveLength(total);
+    expect(steps((await second.jobEvents(jobId, 0)).map((e) => e.event))).toHaveLength(total);
     expect((await second.listJobs()).find((j) => j.id === jobId)?.state).toBe('finished');
     expect((await second.deployStatus(jobId)).phase).toBe('following');
   });

@@ -3,6 +3,7 @@ import { createStudioService, type StudioService } from '../../engine/node/api.j
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { JobEvent } from '../../engine/protocol/events.js';
+import { dispatchCall } from '../../electron/rpcDispatch.js';
 
 let service: StudioService | null = null;
 afterEach(async () => {
@@ -10,14 +11,16 @@ afterEach(async () => {
   service = null;
 });
 
-function collect(svc: StudioService): { events: JobEvent[]; until: (pred: (e: JobEvent) => boolean) => Promise<JobEvent> } {
+function collect(svc: StudioService): { events: JobEvent[]; indices: number[]; until: (pred: (e: JobEvent) => boolean) => Promise<JobEvent> } {
   const events: JobEvent[] = [];
+  const indices: number[] = [];
   const waiters: Array<{ pred: (e: JobEvent) => boolean; resolve: (e: JobEvent) => void }> = [];
-  svc.onJobEvent((_, event) => {
+  svc.onJobEvent((_, { index, event }) => {
     events.push(event);
+    indices.push(index);
     for (const w of waiters.filter((w) => w.pred(event))) w.resolve(event);
   });
-  return { events, until: (pred) => new Promise((resolve) => waiters.push({ pred, resolve })) };
+  return { events, indices, until: (pred) => new Promise((resolve) => waiters.push({ pred, resolve })) };
 }
 
 describe('studio service (the API both shells expose)', () => {
@@ -31,13 +34,19 @@ describe('studio service (the API both shells expose)', () => {
     const final = await stream.until((e) => e.type === 'final');
     expect(final.type === 'final' && final.validationAccuracy).toBeGreaterThan(0.5);
     const backfill = await service.jobEvents(jobId, 0);
-    expect(backfill.filter((e) => e.type === 'step')).toHaveLength(30);
+    expect(backfill.filter((e) => e.event.type === 'step')).toHaveLength(30);
+    // Every event carries its index in the job's history: live and back-filled agree on it.
+    expect(stream.indices).toEqual(stream.events.map((_, i) => i));
+    expect(backfill.map((e) => e.index)).toEqual(backfill.map((_, i) => i));
+    expect(backfill.slice(0, stream.events.length).map((e) => e.event)).toEqual(stream.events);
+    expect((await service.jobEvents(jobId, 5))[0]).toEqual(backfill[5]);
     expect((await service.listJobs())[0]).toMatchObject({ id: jobId, model: 'mlp', agents: 2 });
   });
 
-  it('rejects a malformed request with the field at fault', async () => {
+  it('rejects a malformed request with the field at fault, at the boundary', async () => {
     service = createStudioService({ shell: 'web' });
-    await expect(service.startTraining({ plan: { version: 1 } as never, agents: 2 })).rejects.toThrow(/malformed: plan\.model/);
+    const bad = await dispatchCall(service, { kind: 'call', id: 1, method: 'startTraining', params: [{ plan: { version: 1 }, agents: 2 }] });
+    expect(bad).toMatchObject({ ok: false, error: expect.stringMatching(/^Bad parameters for startTraining: 0\.plan\.model: /) });
   });
 
   /** Start a long job, send `signal` to rank `rank` once it trains, and return the failure message. */

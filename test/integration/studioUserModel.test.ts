@@ -84,7 +84,7 @@ describe('a model opened in the studio trains with Train', () => {
 
     const events: JobEvent[] = [];
     const ended = new Promise<JobEvent>((resolve) =>
-      service!.onJobEvent((_, e) => {
+      service!.onJobEvent((_, { event: e }) => {
         events.push(e);
         if (e.type === 'final' || (e.type === 'status' && e.state === 'failed')) resolve(e);
       }),

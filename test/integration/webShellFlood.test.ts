@@ -8,7 +8,7 @@ import { createStudioService } from '../../engine/node/api.js';
 import { WS_PATH } from '../../engine/protocol/shellSocket.js';
 
 /**
- * Issue 18, the studio's own socket: like the job's wire, the browser shell keeps at most
+ * The studio's own socket: like the job's wire, the browser shell keeps at most
  * MAX_UNAUTHENTICATED_SOCKETS sockets that have not presented the token; more are refused at the
  * upgrade, and a socket that authenticates frees its slot at once.
  */

@@ -6,7 +6,7 @@ import { runLength } from '../../engine/node/commands/train.js';
 import { optimizerFrom } from '../../engine/node/trainingOptions.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 
-/** Issue 17: numbers on the command line are parsed strictly, and the message names option, value and what is accepted. */
+/** Numbers on the command line are parsed strictly, and the message names option, value and what is accepted. */
 describe('numeric options', () => {
   it.each([
     ['epochs', 'abc', /^--epochs "abc": not a number; expected a number above 0/],

@@ -11,7 +11,7 @@ import { validatePlan } from '../../engine/plan/validate.js';
 import { closestName } from '../../engine/plan/unknownFields.js';
 import { dense, functional, nestedTwice, nestedChain, sequential } from '../support/kerasDocs.js';
 
-/** Issue 17: every input is bounded before work proportional to it, and every refusal is coded. */
+/** Every input is bounded before work proportional to it, and every refusal is coded. */
 const mlp = zooModel('mlp');
 const valid = () => JSON.parse(JSON.stringify(presetPlan(mlp, 'pp2-dp2'))) as Record<string, unknown> & { stages: Record<string, unknown>[] };
 

@@ -6,7 +6,7 @@ import { connectAuthenticated, HANDSHAKE_BUDGET_BYTES, listenAuthenticated, type
 import { RefusalLog } from '../../engine/wire/refusalLog.js';
 
 /**
- * Issue 18: before a peer has proved the job secret it gets almost nothing — small frames, a small
+ * Before a peer has proved the job secret it gets almost nothing — small frames, a small
  * budget, a deadline, a capped number of slots — and every refusal is logged with its address. Once
  * authenticated, frames of any size (up to MAX_FRAME_BYTES) flow, and so does a large hello.
  */

@@ -32,7 +32,7 @@ describe('.shoal.json projects', () => {
   it('says what is wrong and where', () => {
     expect(parseProject('{', 'a.shoal.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/^a\.shoal\.json is not valid JSON/) });
     expect(parseProject('{"modelTopology": {}}', 'model.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/not a Shoal project.*Open model/) });
-    expect(parseProject(JSON.stringify({ ...project, version: 2 }))).toMatchObject({ ok: false, problem: expect.stringMatching(/version 2 project/) });
+    expect(parseProject(JSON.stringify({ ...project, version: 2 }))).toMatchObject({ ok: false, problem: expect.stringMatching(/is a Shoal project of version 2; this Shoal reads versions up to 1\. .*update Shoal/) });
     const badPlan = { ...project, plan: { ...project.plan, globalBatch: -1 } };
     expect(parseProject(JSON.stringify(badPlan), 'p.shoal.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/^p\.shoal\.json is not a valid Shoal project: plan\.globalBatch/) });
   });

@@ -4,6 +4,12 @@ import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { resizeInputs } from '../../engine/node/jobs/resizeInputs.js';
 import { runInputs } from '../../engine/node/jobs/runInputs.js';
+import { loadModel } from '../../engine/node/modelRef.js';
+import { presetPlan } from '../../engine/plan/presets.js';
+
+const plan = presetPlan(loadModel('mlp'), 'pp1-dp1');
+/** What a run with a NumPy folder records as its training setup (the folder's samples counted when it started). */
+const setupOf = (dir: string) => ({ data: { kind: 'npy', dir }, losses: [{ output: 'logits', loss: 'sparseCategoricalCrossentropy', fromLogits: true, weight: 1, metric: null }], trainSamples: 4, validationSamples: 0 });
 
 /**
  * A resize sends a new host the job's data only while it is still what the job trains on; the
@@ -21,7 +27,7 @@ function deployedRun(): { runDir: string; data: string } {
   writeFileSync(join(data, 'x.npy'), Buffer.alloc(256, 1));
   const runDir = join(root, 'run');
   mkdirSync(runDir);
-  writeFileSync(join(runDir, 'job.json'), JSON.stringify({ jobId: 'j', createdAt: '', model: 'mlp', plan: {}, agents: 1, steps: 1, training: { data: { kind: 'npy', dir: data } } }));
+  writeFileSync(join(runDir, 'job.json'), JSON.stringify({ jobId: 'j', createdAt: '', model: 'mlp', plan, agents: 1, steps: 1, training: setupOf(data) }));
   return { runDir, data };
 }
 

@@ -6,7 +6,8 @@ import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import { assertRunFolderUsable } from '../../engine/node/jobs/runFolderGuard.js';
 import { acquireRunLock, releaseRunLock, RunFolderBusyError } from '../../engine/node/jobs/runLock.js';
-import { createRunDir, type RunRecord } from '../../engine/node/jobs/runStore.js';
+import { createRunDir } from '../../engine/node/jobs/runStore.js';
+import type { RunRecord } from '../../engine/node/jobs/runRecord.js';
 
 const root = mkdtempSync(join(tmpdir(), 'shoal-run-folder-guard-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));

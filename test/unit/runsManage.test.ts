@@ -43,7 +43,19 @@ describe('run details and columns', () => {
 
   it('a run without a final event takes its duration from the last step; a deployed run names its hosts', () => {
     const dir = writeRun('run-b', {}, false);
-    writeFileSync(join(dir, 'deploy.json'), JSON.stringify({ launcher: 'ssh', hosts: [{ alias: 'gpu1' }, { alias: 'gpu2' }] }));
+    writeFileSync(join(dir, 'deploy.json'), JSON.stringify({
+        version: 1,
+        jobId: 'run-b',
+        createdAt: '2026-01-02T00:00:00.000Z',
+        launcher: 'ssh',
+        cluster: 'lab',
+        hosts: ['gpu1', 'gpu2'].map((alias) => ({ alias, address: `${alias}.lab`, port: 22, user: 'me', identityFiles: [], useAgent: true, jump: [] })),
+        head: 'gpu1',
+        model: 'mlp',
+        steps: 4,
+        coordinator: { listenHost: '127.0.0.1', port: 4000, pid: 10 },
+        processes: [],
+      }));
     const run = listRuns(new Map(), root).find((r) => r.id === 'run-b')!;
     expect(run).toMatchObject({ durationMs: 1000, hosts: ['gpu1', 'gpu2'], state: 'incomplete', validationLoss: 0.5 });
   });

@@ -10,7 +10,7 @@ import { parseConfig } from '../../agents/runtime/readConfig.js';
 describe('wire schemas', () => {
   it('name the message type, the sender and the field of a bad header', () => {
     const bad = { type: 'stepDone', requestId: 3, rank: 1, step: 'seven', loss: 0.5, computeMs: 1, allReduceMs: 0 };
-    expect(() => parseHeader(AgentMessageSchema, bad, 'rank 1 on local-1')).toThrow(/^Unreadable "stepDone" message from rank 1 on local-1: field `step`: .*number/);
+    expect(() => parseHeader(AgentMessageSchema, bad, 'rank 1 on local-1')).toThrow(/^Unreadable "stepDone" message from rank 1 on local-1: step: .*number/);
   });
 
   it('refuse a message type the union does not know', () => {
@@ -35,6 +35,6 @@ describe('wire schemas', () => {
   });
 
   it('refuse a process config that lacks a field, naming it', () => {
-    expect(() => parseConfig(AgentConfigSchema, { secret: 's', bindHost: '127.0.0.1' }, 'agent')).toThrow(/agent configuration .*field `coordinator`.*Redeploy/);
+    expect(() => parseConfig(AgentConfigSchema, { secret: 's', bindHost: '127.0.0.1' }, 'agent')).toThrow(/agent configuration .*coordinator: .*Redeploy/);
   });
 });

@@ -1,9 +1,9 @@
 import { parseArgs } from 'node:util';
 import type { CommandIo } from './commandIo.js';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { connectPrompts } from './connectPrompts.js';
-import { DEPLOY_RECORD, listDeployRecords, type DeployRecord } from '../jobs/deployRecord.js';
+import { DEPLOY_RECORD, listDeployRecords, readDeployRecord, type DeployRecord } from '../jobs/deployRecord.js';
 import { resizeDeployedJob, type HostAgents } from '../jobs/resizeDeployedJob.js';
 import { findRunningJob, resizeRunningJob } from '../jobs/resizeRunningJob.js';
 import { describeEvent } from './eventPrinter.js';
@@ -70,5 +70,5 @@ function deployedJob(target: string): { record: DeployRecord; runDir: string } |
   if (byId) return byId;
   const file = join(resolve(target), DEPLOY_RECORD);
   if (!existsSync(file)) return undefined;
-  return { record: JSON.parse(readFileSync(file, 'utf8')) as DeployRecord, runDir: resolve(target) };
+  return { record: readDeployRecord(file), runDir: resolve(target) };
 }

@@ -1,7 +1,7 @@
+import { sampleCounts } from '../../protocol/trainingSetup.js';
 import { parseArgs } from 'node:util';
 import { readCheckpoint } from '../../wire/checkpointFile.js';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
-import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import { loadModel } from '../modelRef.js';
 import { parsePlan } from '../../plan/plan.js';
 import { presetPlan } from '../../plan/presets.js';
@@ -48,7 +48,7 @@ export async function runResume(args: string[]): Promise<void> {
   const previous = parsePlan(header.plan);
   // Another layout may be chosen, but never other hyperparameters: batch, optimizer and seed stay.
   const plan = values.plan ? presetPlan(model, values.plan, { globalBatch: previous.globalBatch, optimizer: previous.optimizer, seed: previous.seed }) : previous;
-  const perEpoch = stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
+  const perEpoch = stepsPerEpoch(sampleCounts(training).trainSamples, plan.globalBatch);
   const steps = values.steps !== undefined ? length.steps! : values.epochs !== undefined ? Math.max(1, Math.round(length.epochs! * perEpoch)) : (point.record?.steps ?? header.step + perEpoch);
   if (steps <= header.step) {
     throw new Error(`Checkpoint ${point.checkpoint} is at step ${header.step}, and the run was asked for ${steps} steps: nothing left to do. Pass --steps or --epochs to train longer.`);

@@ -10,6 +10,7 @@ import { runRemote } from './ssh/exec.js';
 import { remoteDirWord, remoteRunDir } from './remotePaths.js';
 import { assertPlainName } from './shellQuote.js';
 import { localRunFiles, sftpRunFiles, type RunFile, type RunFileSource } from './runFileSources.js';
+import { mib } from '../byteSize.js';
 
 /** One line of a pull's progress, per host. */
 export interface PullEvent {
@@ -42,7 +43,6 @@ export interface PullOptions extends ConnectOptions {
 /** Files of the local run folder that this machine wrote: a host's file of the same name never replaces them. */
 const LOCAL_ONLY = new Set(['deploy.json', 'job.json', 'run.lock', 'control.json']);
 const PART = '.part';
-const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
 /** A progress line at most every this many bytes of one file. */
 const PROGRESS_EVERY = 8 * 1024 ** 2;
 

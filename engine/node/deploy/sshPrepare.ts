@@ -17,6 +17,7 @@ import { judgeFacts } from './ssh/preflightChecks.js';
 import { PROBE_SCRIPT, parseProbeOutput, type ProbeFacts } from './ssh/preflightProbe.js';
 import { whereOf } from './ssh/sshErrors.js';
 import { beginUpload, checkSpace, type Payload, type PendingUpload } from './uploadPayload.js';
+import { mib } from '../byteSize.js';
 
 export interface PrepareContext {
   hosts: readonly SshHost[];
@@ -40,7 +41,6 @@ interface HostState {
   error?: string;
 }
 
-const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);
 
 /**
  * Make SSH hosts ready to run a job's processes, in phases over all hosts (each bounded in parallel;

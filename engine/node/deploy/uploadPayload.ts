@@ -5,6 +5,7 @@ import { digestScript, parseDigestLines } from './fileDigest.js';
 import { openSftpFiles, RESUME_MARGIN, type SftpFiles } from './sftpFiles.js';
 import { DEFAULT_REMOTE_DIR, homeRelative, remoteDirWord, remotePath } from './remotePaths.js';
 import { acquireUploadLock, type UploadLock } from './uploadLock.js';
+import { mib } from '../byteSize.js';
 
 /** One file of what is uploaded to a host, at `relative` under <remote dir>/<kind>/<hash>/ (remotePaths.ts). */
 export interface PayloadFile {
@@ -237,4 +238,3 @@ function reporter(total: number, onProgress: (detail: string) => void): (bytes: 
   };
 }
 
-const mib = (bytes: number) => (bytes / 1024 ** 2).toFixed(1);

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { readRecord, type RecordFormat } from '../../protocol/versionedRecord.js';
 import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
 import { SlurmSettingsSchema } from '../../protocol/slurmSettings.js';
 import { writeFileAtomic } from './atomicWrite.js';
@@ -31,10 +32,14 @@ export function clusterSettingsOf(c: ClusterSettings): ClusterSettings {
   return { ...(c.remoteDir ? { remoteDir: c.remoteDir } : {}), ...(c.setup?.length ? { setup: c.setup } : {}), ...(c.env && Object.keys(c.env).length ? { env: c.env } : {}) };
 }
 
+/** The version of clusters.json this Shoal writes; change it, with an upgrade, when the schema changes. */
+export const CLUSTER_STORE_VERSION = 1;
 const StoreFileSchema = z.strictObject({
-  version: z.literal(1),
+  version: z.literal(CLUSTER_STORE_VERSION),
   clusters: z.array(SshClusterSchema),
 });
+/** clusters.json carried version 1 from the start: there is nothing older to upgrade. */
+export const CLUSTER_STORE_FORMAT: RecordFormat<typeof StoreFileSchema> = { what: 'cluster store (clusters.json)', version: CLUSTER_STORE_VERSION, schema: StoreFileSchema, upgrades: {} };
 
 export function clustersFile(): string {
   return join(shoalConfigDir(), 'clusters.json');
@@ -53,12 +58,11 @@ export function loadClusters(): SshCluster[] {
   } catch (err) {
     throw new Error(`${path} is not valid JSON (${(err as Error).message}). Fix or move the file; Shoal will not overwrite it.`);
   }
-  const parsed = StoreFileSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`${path}: ${issue.path.join('.') || '(top level)'}: ${issue.message}. Fix or move the file; Shoal will not overwrite it.`);
+  try {
+    return readRecord(CLUSTER_STORE_FORMAT, json, path).clusters;
+  } catch (err) {
+    throw new Error(`${(err as Error).message} Fix or move the file; Shoal will not overwrite it.`);
   }
-  return parsed.data.clusters;
 }
 
 export function findCluster(name: string): SshCluster | undefined {
@@ -103,5 +107,5 @@ export function saveClusterTest(name: string, record: ClusterTestRecord): void {
 
 /** Replace every stored cluster (atomically: a crash leaves the old file or the new one). */
 export function saveClusters(clusters: SshCluster[]): void {
-  writeFileAtomic(clustersFile(), JSON.stringify({ version: 1, clusters }, null, 2) + '\n');
+  writeFileAtomic(clustersFile(), JSON.stringify({ version: CLUSTER_STORE_VERSION, clusters }, null, 2) + '\n');
 }

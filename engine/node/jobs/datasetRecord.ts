@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, openSync, readdirSync, readFileSync, readSync, statSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { MNIST_TEST, MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { DatasetRecord } from '../../protocol/runs.js';
-import { describeData, type DataRef, type TrainingSetup } from '../../protocol/trainingSetup.js';
+import { describeData, sampleCounts, type DataRef, type TrainingSetup } from '../../protocol/trainingSetup.js';
+import { readRunRecord } from './runRecord.js';
 
 /** Bytes read from each end of a file: enough to notice an edit, cheap for a 10 GB dataset. */
 const EDGE_BYTES = 4096;
@@ -19,7 +20,7 @@ const MAX_FINGERPRINTED = 20_000;
  */
 export function datasetRecordOf(training: TrainingSetup | undefined): DatasetRecord {
   const data: DataRef = training?.data ?? { kind: 'mnist' };
-  const counts = { trainSamples: training?.trainSamples ?? MNIST_TRAIN, validationSamples: training?.validationSamples ?? MNIST_TEST };
+  const counts = sampleCounts(training);
   const description = describeData(data);
   const hash = createHash('sha256');
   const { location, name, ...rest } = placeOf(data);
@@ -92,7 +93,7 @@ function fingerprint(hash: ReturnType<typeof createHash>, root: string, file: st
 /** The record in a run folder's job.json, if it has one. */
 export function readDatasetRecord(runDir: string): DatasetRecord | undefined {
   try {
-    return (JSON.parse(readFileSync(join(runDir, 'job.json'), 'utf8')) as { dataset?: DatasetRecord }).dataset;
+    return readRunRecord(runDir).dataset;
   } catch {
     return undefined;
   }

@@ -1,36 +1,60 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { SshHost } from '../hosts/host.js';
+import { z } from 'zod';
+import { SshHostSchema } from '../hosts/host.js';
 import { writeFileAtomic } from '../hosts/atomicWrite.js';
 import type { StartedProcess } from '../deploy/launcher.js';
 import type { SlurmJobRecord } from '../deploy/slurm/slurmJobRecord.js';
-import type { ClusterSettings } from '../../protocol/clusterSettings.js';
+import { ClusterSettingsSchema } from '../../protocol/clusterSettings.js';
+import { SlurmSettingsSchema } from '../../protocol/slurmSettings.js';
+import { readRecord, type RecordFormat } from '../../protocol/versionedRecord.js';
 import { runsRoot } from './runStore.js';
+
+/** The version of deploy.json this Shoal writes; change it, with an upgrade, when DeployRecordSchema changes. */
+export const DEPLOY_RECORD_VERSION = 1;
+
+const StartedProcessSchema = z.object({ target: z.string(), name: z.string(), role: z.enum(['coordinator', 'agent']), pid: z.number(), port: z.number().optional() }) satisfies z.ZodType<StartedProcess>;
+const SlurmJobRecordSchema = z.object({
+  settings: SlurmSettingsSchema,
+  allocation: z.string(),
+  nodes: z.array(z.object({ alias: z.string(), peerAddress: z.string() })),
+  endTime: z.string().optional(),
+  login: SshHostSchema.optional(),
+}) satisfies z.ZodType<SlurmJobRecord>;
 
 /**
  * What this machine remembers of a deployed job, in its run folder as deploy.json (beside job.json):
  * enough to find its processes again after the studio or the CLI restarts. Never the secret — that
  * stays on the head host in a mode-600 file for as long as the coordinator runs.
  */
-export interface DeployRecord {
-  version: 1;
-  jobId: string;
-  createdAt: string;
-  launcher: 'local' | 'ssh' | 'slurm';
+export const DeployRecordSchema = z.object({
+  version: z.literal(DEPLOY_RECORD_VERSION),
+  jobId: z.string(),
+  createdAt: z.string(),
+  launcher: z.enum(['local', 'ssh', 'slurm']),
   /** The cluster as the user named it (a stored name or a file). */
-  cluster: string;
+  cluster: z.string(),
   /** The hosts the job runs on, head first, as they were when deployed (empty for local). */
-  hosts: SshHost[];
+  hosts: z.array(SshHostSchema),
   /** The cluster's remote directory, setup commands and env when it set any (absent: ~/.shoal, none). */
-  settings?: ClusterSettings;
+  settings: ClusterSettingsSchema.optional(),
   /** A Slurm job's allocation and nodes (its hosts are the nodes; `hosts` is empty). */
-  slurm?: SlurmJobRecord;
-  head: string;
-  model: string;
-  steps: number;
+  slurm: SlurmJobRecordSchema.optional(),
+  head: z.string(),
+  model: z.string(),
+  steps: z.number(),
   /** Where the coordinator listens, as the head host sees it. */
-  coordinator: { listenHost: string; port: number; pid: number };
-  processes: StartedProcess[];
+  coordinator: z.object({ listenHost: z.string(), port: z.number(), pid: z.number() }),
+  processes: z.array(StartedProcessSchema),
+});
+export type DeployRecord = z.infer<typeof DeployRecordSchema>;
+
+/** deploy.json: every version so far has been 1 (the record carried its version from the start). */
+export const DEPLOY_RECORD_FORMAT: RecordFormat<typeof DeployRecordSchema> = { what: 'deploy record (deploy.json)', version: DEPLOY_RECORD_VERSION, schema: DeployRecordSchema, upgrades: {} };
+
+/** The deploy record in a file; errors name the file and what is wrong with it. */
+export function readDeployRecord(file: string): DeployRecord {
+  return readRecord(DEPLOY_RECORD_FORMAT, JSON.parse(readFileSync(file, 'utf8')), file);
 }
 
 export const DEPLOY_RECORD = 'deploy.json';
@@ -48,7 +72,7 @@ export function listDeployRecords(): Array<{ record: DeployRecord; runDir: strin
     const file = join(root, name, DEPLOY_RECORD);
     if (!existsSync(file)) continue;
     try {
-      found.push({ record: JSON.parse(readFileSync(file, 'utf8')) as DeployRecord, runDir: join(root, name) });
+      found.push({ record: readDeployRecord(file), runDir: join(root, name) });
     } catch {
       // A half-written or hand-edited record must not hide the others; it is named when asked for.
     }

@@ -10,7 +10,7 @@ import type { Plan } from '../../plan/plan.js';
 import { validatePlan } from '../../plan/validate.js';
 import type { AgentConfig, CoordinatorConfig } from '../../protocol/processConfig.js';
 import type { SyntheticStageMs } from '../../protocol/syntheticStage.js';
-import type { TrainingSetup } from '../../protocol/trainingSetup.js';
+import { sampleCounts, type TrainingSetup } from '../../protocol/trainingSetup.js';
 
 /**
  * The one place that says what a job's processes are told: the coordinator's and the agents'
@@ -89,7 +89,7 @@ export function stepsFor(plan: Plan, epochs?: number, steps?: number, trainSampl
 
 /** Evaluate once per epoch unless told otherwise. */
 export function defaultEvalEvery(plan: Plan, training?: TrainingSetup): number {
-  return stepsPerEpoch(training?.trainSamples ?? MNIST_TRAIN, plan.globalBatch);
+  return stepsPerEpoch(sampleCounts(training).trainSamples, plan.globalBatch);
 }
 
 export function coordinatorConfig(spec: JobSpec, secret: string, place: CoordinatorPlace): CoordinatorConfig {

@@ -19,12 +19,13 @@ export class JobEventLog {
   state: JobState = 'starting';
   private readonly followers = new Set<EventFollower>();
 
-  constructor(private readonly onEvent: (event: JobEvent) => void) {}
+  /** `onEvent` hears each event with its index in `events`. */
+  constructor(private readonly onEvent: (event: JobEvent, index: number) => void) {}
 
   emit(event: JobEvent): void {
     if (event.type === 'status') this.state = event.state;
     this.events.push(event);
-    this.onEvent(event);
+    this.onEvent(event, this.events.length - 1);
     for (const f of this.followers) f.onEvent(event);
   }
 

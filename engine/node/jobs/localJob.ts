@@ -46,7 +46,8 @@ export interface LocalJobOptions extends CoordinatorTuning {
   agentSlowdowns?: number[];
   /** How often a coordinator that crashes mid-job is restarted from the newest checkpoint (default: the restart policy's; 0 = never). */
   coordinatorRestarts?: number;
-  onEvent: (event: JobEvent) => void;
+  /** Each event with its index in the job's history (`events`). */
+  onEvent: (event: JobEvent, index: number) => void;
 }
 
 /** The default "This machine" cluster size: one agent per core, at least two. */
@@ -83,10 +84,10 @@ export class LocalJob implements StudioJob {
     assertPlanRuns(options.plan, options.model, options.agents);
     this.id = newJobId();
     this.runDir = options.runDir ?? join(runsRoot(), this.id);
-    this.journal = new JobEventLog((event) => {
+    this.journal = new JobEventLog((event, index) => {
       // Who holds which rank now, for `shoal resize` in another process (no secret in it).
       if (event.type === 'membership') writeMembershipFile(this.runDir, event);
-      options.onEvent(event);
+      options.onEvent(event, index);
     });
     const job = { runDir: this.runDir, journal: this.journal, ended: () => this.ended, fail: (m: string) => this.fail(m), endProcesses: () => this.launcher.end(), hostOf: (n: string) => this.hostOf(n) };
     const exits = (this.exits = new LocalJobExits(job, { resumeFrom: options.resumeFrom, max: options.coordinatorRestarts ?? MAX_RESTARTS }));

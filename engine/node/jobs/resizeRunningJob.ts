@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { agentBundlePath } from '../deploy/agentBundle.js';
 import { startDetachedAgent, type DetachedAgent } from '../deploy/detachedAgent.js';
@@ -6,7 +6,8 @@ import { ownerAlive, readControlFile, readMembershipFile, type ControlInfo, type
 import { followEvents } from './jobControl.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
 import { agentConfig } from './jobConfigs.js';
-import { latestCheckpoint, runsRoot, type RunRecord } from './runStore.js';
+import { latestCheckpoint, runsRoot } from './runStore.js';
+import { readRunRecord, type RunRecord } from './runRecord.js';
 
 /** How long an added agent's exit waits before it is the resize's answer (see startAgents). */
 const EXIT_REPORT_DELAY_MS = 2_000;
@@ -25,12 +26,7 @@ export function findRunningJob(target: string): RunningJob {
   const candidates = [resolve(target), join(runsRoot(), target)];
   const runDir = candidates.find((p) => existsSync(join(p, 'job.json')) && statSync(p).isDirectory());
   if (!runDir) throw new Error(`No job "${target}": no run folder with a job.json at ${candidates.join(' or ')}. Give the job id that \`shoal train\` printed or its run folder (--out).`);
-  let record: RunRecord;
-  try {
-    record = JSON.parse(readFileSync(join(runDir, 'job.json'), 'utf8')) as RunRecord;
-  } catch (err) {
-    throw new Error(`${join(runDir, 'job.json')} cannot be read as a job record (${(err as Error).message}); it may be damaged.`);
-  }
+  const record = readRunRecord(runDir);
   const id = record.jobId;
   const control = readControlFile(runDir);
   if (!control) {

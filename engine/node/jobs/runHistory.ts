@@ -10,9 +10,10 @@ import { JobProfileSchema } from '../../protocol/profile.js';
 import { RunIdSchema, type RunDetail, type RunSummary } from '../../protocol/runs.js';
 import { ownerAlive, readControlFile } from './controlFile.js';
 import { runLockOwner } from './runLock.js';
-import { DEPLOY_RECORD } from './deployRecord.js';
+import { DEPLOY_RECORD, readDeployRecord } from './deployRecord.js';
 import { readRunMeta } from './runMeta.js';
-import { runsRoot, type RunRecord } from './runStore.js';
+import { runsRoot } from './runStore.js';
+import { readRunRecord, type RunRecord } from './runRecord.js';
 import { processAlive } from './processAlive.js';
 
 export const EVENTS_FILE = 'events.jsonl';
@@ -101,8 +102,8 @@ function runHosts(dir: string): string[] {
   const file = join(dir, DEPLOY_RECORD);
   if (!existsSync(file)) return ['this machine'];
   try {
-    const record = JSON.parse(readFileSync(file, 'utf8')) as { launcher?: string; hosts?: Array<{ alias?: string }> };
-    const hosts = (record.hosts ?? []).map((h) => h.alias).filter((a): a is string => typeof a === 'string');
+    const record = readDeployRecord(file);
+    const hosts = record.hosts.map((h) => h.alias);
     return record.launcher === 'local' || hosts.length === 0 ? ['this machine'] : hosts;
   } catch {
     return ['this machine'];
@@ -144,9 +145,6 @@ function summarize(id: string, dir: string, record: RunRecord, events: JobEvent[
   };
 }
 
-function readRecord(dir: string): RunRecord {
-  return JSON.parse(readFileSync(join(dir, 'job.json'), 'utf8')) as RunRecord;
-}
 
 /** Every run folder under the root, newest first. `live` gives the state of runs this studio is running. */
 export function listRuns(live: Map<string, JobState> = new Map(), root = runsRoot()): RunSummary[] {
@@ -156,7 +154,7 @@ export function listRuns(live: Map<string, JobState> = new Map(), root = runsRoo
     const dir = join(root, id);
     if (!RunIdSchema.safeParse(id).success || !existsSync(join(dir, 'job.json'))) continue;
     try {
-      const record = readRecord(dir);
+      const record = readRunRecord(dir);
       const eventsFile = join(dir, EVENTS_FILE);
       const events = existsSync(eventsFile) ? parseEvents(tail(eventsFile, 256 * 1024)) : [];
       runs.push(summarize(id, dir, record, events, live.get(id)));
@@ -193,7 +191,7 @@ function predictions(dir: string, record: RunRecord): { predictedStepMs?: number
 /** One run's curves, evaluations, plan and predicted vs measured step time, from its folder. */
 export function readRun(id: string, live?: JobState, root = runsRoot()): RunDetail {
   const dir = runFolder(id, root);
-  const record = readRecord(dir);
+  const record = readRunRecord(dir);
   const eventsFile = join(dir, EVENTS_FILE);
   const events = existsSync(eventsFile) ? parseEvents(readFileSync(eventsFile, 'utf8')) : [];
   const curves: RunDetail['curves'] = { step: [], epoch: [], loss: [], samplesPerSec: [], stepMs: [], elapsedMs: [] };

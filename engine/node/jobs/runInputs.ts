@@ -1,8 +1,8 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { jobInputs, type JobInputs } from '../deploy/jobInputs.js';
 import { loadModel } from '../modelRef.js';
-import type { RunRecord } from './runStore.js';
+import { readRunRecord } from './runRecord.js';
 
 /**
  * The model and data a deployed job was started with (its job.json here), as the payload a host that
@@ -13,7 +13,7 @@ import type { RunRecord } from './runStore.js';
 export function runInputs(runDir: string): JobInputs | null {
   const file = join(runDir, 'job.json');
   if (!existsSync(file)) return null;
-  const record = JSON.parse(readFileSync(file, 'utf8')) as RunRecord;
+  const record = readRunRecord(runDir);
   if (!record.training) return null;
   return jobInputs(loadModel(record.model), record.training);
 }

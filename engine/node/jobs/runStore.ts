@@ -1,10 +1,8 @@
 import { latestCheckpointIn } from '../../wire/checkpointFolder.js';
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
-import type { Plan } from '../../plan/plan.js';
-import type { DatasetRecord } from '../../protocol/runs.js';
-import type { TrainingSetup } from '../../protocol/trainingSetup.js';
+import { readRunRecord, RUN_RECORD_VERSION, type RunRecord } from './runRecord.js';
 import { datasetRecordOf } from './datasetRecord.js';
 import { acquireRunLock } from './runLock.js';
 import { assertRunFolderUsable, clearEarlierRun, type RunFolderUse } from './runFolderGuard.js';
@@ -17,19 +15,6 @@ export function runsRoot(): string {
   if (process.env.SHOAL_DATA_DIR) return resolve(process.env.SHOAL_DATA_DIR, 'runs');
   const data = process.env.XDG_DATA_HOME ?? join(homedir(), '.local', 'share');
   return join(data, 'shoal', 'runs');
-}
-
-export interface RunRecord {
-  jobId: string;
-  createdAt: string;
-  model: string;
-  plan: Plan;
-  agents: number;
-  steps: number;
-  /** The data and losses the job trained with (absent: the built-in models' MNIST digits); resume reuses them. */
-  training?: TrainingSetup;
-  /** Which data it trained on (name, checksum, sample counts); createRunDir fills it in from `training`. */
-  dataset?: DatasetRecord;
 }
 
 /**
@@ -50,7 +35,7 @@ export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jo
   // A resumed run keeps the record it had; a new one fingerprints its data once, here.
   if (!record.dataset) record = { ...record, dataset: datasetRecordOf(record.training) };
   const tmp = join(dir, '.job.json.tmp');
-  writeFileSync(tmp, JSON.stringify(record, null, 2) + '\n', { mode: 0o600 });
+  writeFileSync(tmp, JSON.stringify({ version: RUN_RECORD_VERSION, ...record }, null, 2) + '\n', { mode: 0o600 });
   renameSync(tmp, join(dir, 'job.json'));
   return dir;
 }
@@ -74,8 +59,7 @@ export function findResumePoint(
     if (statSync(path).isFile()) return { checkpoint: path };
     const checkpoint = latestCheckpoint(join(path, 'checkpoints'), warn) ?? latestCheckpoint(path, warn);
     if (!checkpoint) throw new Error(`Run folder ${path} has no checkpoint yet (looked for intact step-*.ckpt files in ${join(path, 'checkpoints')}).`);
-    const recordFile = join(path, 'job.json');
-    const record = existsSync(recordFile) ? (JSON.parse(readFileSync(recordFile, 'utf8')) as RunRecord) : undefined;
+    const record = existsSync(join(path, 'job.json')) ? readRunRecord(path) : undefined;
     return { checkpoint, record, runDir: path };
   }
   throw new Error(`No run or checkpoint "${basename(target)}": looked at ${candidates.join(' and ')}. List runs with \`ls ${runsRoot()}\`.`);

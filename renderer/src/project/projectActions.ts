@@ -1,6 +1,6 @@
 import { create } from 'zustand';
 import type { DataRef } from '../../../engine/protocol/trainingSetup';
-import { parseProject, projectFileName, PROJECT_EXTENSION, type Project } from '../../../engine/protocol/project';
+import { parseProject, projectFileName, PROJECT_EXTENSION, PROJECT_VERSION, type Project } from '../../../engine/protocol/project';
 import { loadPlan, useEditor } from '../editor/editorStore';
 import { importedKey, useModelFiles } from '../model/modelFiles';
 import { selectModel, showModel } from '../store/actions';
@@ -75,7 +75,7 @@ export function currentProject(name?: string): Project | string {
     imported && imported.key === studio.modelName ? { kind: 'file', fileName: imported.fileName, graph: imported.graph as never } : { kind: 'zoo', name: studio.modelName };
   return {
     format: 'shoal-project',
-    version: 1,
+    version: PROJECT_VERSION,
     name: name ?? useProject.getState().name ?? (model.kind === 'zoo' ? model.name : model.fileName.replace(/\.json$/i, '')),
     savedAt: new Date().toISOString(),
     model,

@@ -1,4 +1,4 @@
-import type { JobEvent } from '../../../engine/protocol/events';
+import type { IndexedJobEvent } from '../../../engine/protocol/events';
 import type { StudioClient } from '../api/client';
 import { connectStudio } from '../api/client';
 import { applyEvents, emptyMetrics, isActive } from './metrics';
@@ -13,27 +13,51 @@ import { useStudio } from './studioStore';
 import type { PresetName } from './studioStore';
 import { errorText } from './errorText';
 import { dataForModel, dataRefOf } from './dataChoice';
+import { EventSequence } from './eventSequence';
 
 /**
  * The studio's actions: connect, open a model, start and stop a job, and fold live job events into the
- * store. Events are batched (a few flushes a second) so a fast job does not re-render per step.
+ * store. Events are batched (a few flushes a second) so a fast job does not re-render per step, and
+ * applied in the order of their index in the job's history, each once (EventSequence).
  */
 let client: StudioClient | undefined;
 const FLUSH_MS = 200;
-let queue: Array<{ jobId: string; event: JobEvent }> = [];
+let queue: Array<{ jobId: string; event: IndexedJobEvent }> = [];
 let flushTimer: ReturnType<typeof setTimeout> | undefined;
+/** The shown job's events applied so far; a new view starts a new one. */
+let sequence = new EventSequence();
+let backfilling = false;
 
 function flush(): void {
   flushTimer = undefined;
   const { job, set } = useStudio.getState();
   // While the start request is in flight the job id is unknown: keep the events until it is.
   if (!job || !job.id) return;
-  const mine = queue.filter((q) => q.jobId === job.id).map((q) => q.event);
+  const ready = sequence.accept(queue.filter((q) => q.jobId === job.id).map((q) => q.event));
   queue = [];
-  if (mine.length > 0) set({ job: { ...job, metrics: applyEvents(job.metrics, mine) } });
+  if (ready.length > 0) set({ job: { ...job, metrics: applyEvents(job.metrics, ready) } });
+  if (sequence.hasGap) void backfill(job.id);
 }
 
-function enqueue(jobId: string, event: JobEvent): void {
+/** Live events arrived past a gap (the page subscribed late): fetch what lies between from the history. */
+async function backfill(jobId: string): Promise<void> {
+  if (!client || backfilling) return;
+  backfilling = true;
+  const filling = sequence;
+  try {
+    const missed = await client.jobEvents(jobId, filling.next);
+    const job = useStudio.getState().job;
+    if (filling !== sequence || job?.id !== jobId) return;
+    const ready = sequence.accept(missed);
+    if (ready.length > 0) useStudio.getState().set({ job: { ...job, metrics: applyEvents(job.metrics, ready) } });
+  } catch {
+    // The job is gone from the studio: there is nothing to fill.
+  } finally {
+    backfilling = false;
+  }
+}
+
+function enqueue(jobId: string, event: IndexedJobEvent): void {
   queue.push({ jobId, event });
   flushTimer ??= setTimeout(flush, FLUSH_MS);
 }
@@ -76,18 +100,18 @@ async function reattach(): Promise<void> {
 /**
  * Show a job the studio already follows (re-attached after a reload or a restart) with its whole
  * history. The view has no id while the history is fetched, so that live events wait in the queue;
- * those already in the history are then dropped, the rest applied after it.
+ * those already in the history are then dropped by index, the rest applied after it.
  */
 export async function showJobWithHistory(summary: Pick<JobSummary, 'id' | 'model' | 'agents'> & Partial<Pick<JobSummary, 'schedule' | 'startedAt'>>, planLabel: string): Promise<void> {
   if (!client) return;
   const { set } = useStudio.getState();
   const view = { model: summary.model, planLabel, agents: summary.agents, schedule: summary.schedule, startedAt: summary.startedAt, metrics: emptyMetrics() };
   set({ job: view });
+  const shown = (sequence = new EventSequence());
   const history = await client.jobEvents(summary.id, 0);
-  if (useStudio.getState().job !== view) return;
-  const seen = new Set(history.map((e) => JSON.stringify(e)));
-  queue = queue.filter((q) => q.jobId !== summary.id || !seen.has(JSON.stringify(q.event)));
-  set({ job: { ...view, id: summary.id, metrics: applyEvents(view.metrics, history) } });
+  if (useStudio.getState().job !== view || sequence !== shown) return;
+  set({ job: { ...view, id: summary.id, metrics: applyEvents(view.metrics, sequence.accept(history)) } });
+  // Live events that came while the history was fetched: those it held are dropped by their index.
   flush();
 }
 
@@ -157,6 +181,7 @@ export async function launchJob(plan: Plan, agents: number, what: string, start:
   if (!state.model) return undefined;
   const editor = useEditor.getState();
   queue = [];
+  sequence = new EventSequence();
   const planLabel = `${editor.source}${editor.edited ? ' (edited)' : ''}${where}`;
   state.set({ actionError: undefined, job: { model: state.model.name, planLabel, agents, schedule: plan.schedule, plan, startedAt: Date.now(), metrics: emptyMetrics() } });
   try {
