@@ -102,6 +102,9 @@ export async function runAsyncPipeline(
   const update = async (i: number, delay: number) => {
     const { step } = micros[i];
     const stats = stepStats.get(step) ?? { delay: 0, lr: 1, computeMs: 0, allReduceMs: 0 };
+    // Every update is a whole optimizer step: it carries the regularization penalty once, each replica
+    // its share, at the current weights (tfjs would differentiate it there too).
+    stepLoss.set(step, (stepLoss.get(step) ?? 0) + (module.regularize?.(1 / replicas) ?? 0));
     let grads = module.takeGradients();
     if (replicas > 1) {
       const t0 = performance.now();

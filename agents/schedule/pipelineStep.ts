@@ -105,6 +105,8 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
 
   const gradients = new StepGradients(ctx, step);
   const vnodes = virtualNodesOf(ctx);
+  // The weight-regularization penalty counts once per step: each replica adds its rows' share of it.
+  loss += module.regularize?.((vnodes.length * plan.microBatches * size) / plan.globalBatch) ?? 0;
   // The step's last backward pass finishes the gradients: it may hand them to their all-reduce early.
   const lastBackward = isLast ? order.filter((o) => o.kind === 'forward').pop()! : order.filter((o) => o.kind === 'backward').pop()!;
   for (const v of vnodes) {
