@@ -47,6 +47,11 @@ export interface StageExecutor {
    * tensor-parallel shard sums some over its group first); rejects if that failed. Absent: at once.
    */
   handedOver?(): Promise<void>;
+  /**
+   * Add `share` of the stage's weight-regularization penalty (Keras's kernel_regularizer, …) to the
+   * gradients; returns share × the penalty, for the reported loss. Absent: the stage has none.
+   */
+  regularize?(share: number): number;
   /** After every update: project constrained weights (Keras's weight constraints). Absent: none. */
   applyConstraints?(): void;
   /** Activations kept for backward passes still to come (for memory accounting). */

@@ -1,13 +1,12 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { globalBatchIndices } from '../../engine/data/dataOrder.js';
-import { microBatchSize } from '../../engine/plan/placement.js';
 import { PipeMareSchema, type PipeMareOptions } from '../../engine/plan/plan.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
 import { bytesToFloats, floatsToBytes } from '../../engine/wire/frame.js';
 import { ringAllReduce } from '../comm/ringAllReduce.js';
 import { flatten, unflatten } from '../exec/flatTensors.js';
 import type { StageContext } from '../runtime/stageContext.js';
-import { virtualNodesOf } from './pipelineStep.js';
+import { microBatchIndices, stepIndices, virtualNodesOf } from './pipelineStep.js';
+import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import type { RowRead } from '../data/prefetcher.js';
 import { beginStep, trainingRows } from '../data/stepRows.js';
 import { DiscrepancyCorrection, lrMultiplier } from './pipemare.js';
@@ -65,14 +64,21 @@ export async function runAsyncPipeline(
   const module = ctx.module;
   const optimizer = ctx.optimizer;
   if (!ctx.graphStage || !optimizer) throw new Error('The asynchronous schedule runs whole stages only; this stage is tensor-parallel (the plan should have been refused).');
-  const size = microBatchSize(plan);
-  const inShape = [size, ...module.inputShape];
-  const outShape = [size, ...module.outputShape];
   const vnodes = virtualNodesOf(ctx);
   const micros: Micro[] = [];
   for (let step = fromStep; step < toStep; step++) for (const v of vnodes) for (let m = 0; m < plan.microBatches; m++) micros.push({ step, v, m });
   const perStep = vnodes.length * plan.microBatches;
   const replicas = ctx.dataParallelGroup.length;
+  const samplesOf = (micro: Micro) => microBatchIndices(plan, stepIndices(ctx, micro.step), micro.v, micro.m);
+  // An update averages over the rows its replicas all-reduce: the micro-batch at this position of the
+  // stream on every replica (all of the same size but on an epoch's smaller last step).
+  const perReplica = virtualNodesPerReplica(plan, ctx.me.stage);
+  const firstVirtualNodes = perReplica.map((_, r) => perReplica.slice(0, r).reduce((a, b) => a + b, 0));
+  const updateRows = (micro: Micro) => {
+    const all = stepIndices(ctx, micro.step);
+    const position = vnodes.indexOf(micro.v);
+    return firstVirtualNodes.reduce((n, first) => n + microBatchIndices(plan, all, first + position, micro.m).length, 0);
+  };
   const order = scheduleTraits(plan.schedule).stageOrder(plan, ctx.me.stage, micros.length);
 
   const stash = new Map<number, { x: tf.Tensor; version: number }>();
@@ -102,6 +108,9 @@ export async function runAsyncPipeline(
   const update = async (i: number, delay: number) => {
     const { step } = micros[i];
     const stats = stepStats.get(step) ?? { delay: 0, lr: 1, computeMs: 0, allReduceMs: 0 };
+    // Every update is a whole optimizer step: it carries the regularization penalty once, each replica
+    // its share, at the current weights (tfjs would differentiate it there too).
+    stepLoss.set(step, (stepLoss.get(step) ?? 0) + (module.regularize?.(samplesOf(micros[i]).length / updateRows(micros[i])) ?? 0));
     let grads = module.takeGradients();
     if (replicas > 1) {
       const t0 = performance.now();
@@ -157,14 +166,15 @@ export async function runAsyncPipeline(
   const readsData = ctx.prevRank === null || ctx.nextRank === null;
   const rows = readsData ? trainingRows(ctx.data) : null;
   let plannedStep = -1;
-  const stepReads = (step: number): RowRead[] => vnodes.flatMap((v) => Array.from({ length: plan.microBatches }, (_, m) => microIndices(ctx, { step, v, m })))
+  const stepReads = (step: number): RowRead[] => vnodes.flatMap((v) => Array.from({ length: plan.microBatches }, (_, m) => samplesOf({ step, v, m })))
     .flatMap((indices) => [...(ctx.prevRank === null ? [{ names: ctx.feeds.inputs, indices }] : []), ...(ctx.nextRank === null ? [{ names: ctx.feeds.targets, indices }] : [])]);
 
   for (const op of order) {
     const i = op.micro;
     const micro = micros[i];
     if (op.kind === 'forward') {
-      const samples = microIndices(ctx, micro);
+      const samples = samplesOf(micro);
+      const inShape = [samples.length, ...module.inputShape];
       module.setPass?.({ seed: plan.seed, step: micro.step, samples });
       if (rows && micro.step !== plannedStep) {
         plannedStep = micro.step;
@@ -174,20 +184,21 @@ export async function runAsyncPipeline(
       if (ctx.nextRank === null) {
         // The last stage has no delay: loss, backward and update happen together.
         const targets = await rows!.take(ctx.feeds.targets, samples);
-        const result = await timed(() => module.lossBackward(x, targets, size, size * replicas), 'forward', i);
+        const result = await timed(() => module.lossBackward(x, targets, samples.length, updateRows(micro)), 'forward', i);
         stepLoss.set(micro.step, (stepLoss.get(micro.step) ?? 0) + result.loss);
         x.dispose();
         if (ctx.prevRank !== null && result.dx) mesh.link(ctx.prevRank).send({ type: 'tensor', tag: tag(i, 'grad') }, floatsToBytes(result.dx.dataSync() as Float32Array));
         result.dx?.dispose();
         await update(i, 0);
       } else {
-        const y = await timed(() => module.forward(x, size), 'forward', i);
+        const y = await timed(() => module.forward(x, samples.length), 'forward', i);
         mesh.link(ctx.nextRank).send({ type: 'tensor', tag: tag(i, 'act') }, floatsToBytes(y.dataSync() as Float32Array));
         y.dispose();
         stash.set(i, { x, version: state.updates });
       }
     } else if (ctx.nextRank !== null) {
-      const dy = tf.tensor(bytesToFloats((await mesh.link(ctx.nextRank).receive(tag(i, 'grad'))).payload), outShape, 'float32');
+      const size = samplesOf(micro).length;
+      const dy = tf.tensor(bytesToFloats((await mesh.link(ctx.nextRank).receive(tag(i, 'grad'))).payload), [size, ...module.outputShape], 'float32');
       const { x, version } = stash.get(i)!;
       stash.delete(i);
       const delay = state.updates - version;
@@ -205,11 +216,4 @@ export async function runAsyncPipeline(
       await update(i, delay);
     }
   }
-}
-
-function microIndices(ctx: StageContext, micro: Micro): Uint32Array {
-  const all = globalBatchIndices(ctx.plan.seed, micro.step, ctx.plan.globalBatch, ctx.data.train.size, ctx.plan.shuffle !== false);
-  const size = microBatchSize(ctx.plan);
-  const start = (micro.v * ctx.plan.microBatches + micro.m) * size;
-  return all.subarray(start, start + size);
 }

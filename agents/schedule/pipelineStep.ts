@@ -1,14 +1,13 @@
 import * as tf from '@tensorflow/tfjs-core';
-import { globalBatchIndices } from '../../engine/data/dataOrder.js';
-import { microBatchSize } from '../../engine/plan/placement.js';
-import { virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
+import { globalBatchIndices, sliceBounds } from '../../engine/data/dataOrder.js';
+import { virtualNodeTotal, virtualNodesPerReplica } from '../../engine/plan/virtualNodes.js';
 import type { PipelineOp } from '../../engine/sim/scheduleOrder.js';
 import type { TimelineKind } from '../../engine/protocol/timeline.js';
 import { sleepThread } from '../exec/threadWait.js';
 import type { StageContext } from '../runtime/stageContext.js';
 import { clockMs, timeline } from '../runtime/timelineRecorder.js';
 import { receiveRows, sendRows } from './rowTransfer.js';
-import { rowPieces, rowsOfShard } from './stageBoundary.js';
+import { rowPieces, rowsOfShard, type RowPiece } from './stageBoundary.js';
 import { StepGradients } from './synchronizeGradients.js';
 import { allReduce } from '../comm/collectives.js';
 import { scheduleTraits } from '../../engine/plan/scheduleTraits.js';
@@ -30,23 +29,27 @@ export function virtualNodesOf(ctx: StageContext): number[] {
   return Array.from({ length: perReplica[ctx.me.replica] }, (_, i) => first + i);
 }
 
-/** Indices of the training samples of micro-batch `m` of virtual node `v` at `step`. */
-function microBatchIndices(ctx: StageContext, step: number, v: number, m: number): Uint32Array {
+/** Indices of the training samples of every row of `step` (fewer than the global batch on an epoch's last step). */
+export function stepIndices(ctx: StageContext, step: number): Uint32Array {
   const { plan, data } = ctx;
-  const all = globalBatchIndices(plan.seed, step, plan.globalBatch, data.train.size, plan.shuffle !== false);
-  const size = microBatchSize(plan);
-  const start = (v * plan.microBatches + m) * size;
-  return all.subarray(start, start + size);
+  return globalBatchIndices(plan.seed, step, plan.globalBatch, data.train.size, plan.shuffle !== false);
+}
+
+/** Indices of the training samples of micro-batch `m` of virtual node `v`, of a step's samples `all`. */
+export function microBatchIndices(plan: StageContext['plan'], all: Uint32Array, v: number, m: number): Uint32Array {
+  const [start, end] = sliceBounds(all.length, virtualNodeTotal(plan) * plan.microBatches, v * plan.microBatches + m);
+  return all.subarray(start, end);
 }
 
 /** The gathers this agent makes at `step`, in the order it makes them (what the prefetcher reads ahead). */
 function stepReads(ctx: StageContext, step: number): RowRead[] {
   const { plan, me, feeds } = ctx;
-  const [first, last] = rowsOfShard(microBatchSize(plan), plan.stages[me.stage].tensorParallel, me.shard);
+  const all = stepIndices(ctx, step);
   const reads: RowRead[] = [];
   for (const v of virtualNodesOf(ctx)) {
     for (let m = 0; m < plan.microBatches; m++) {
-      const samples = microBatchIndices(ctx, step, v, m);
+      const samples = microBatchIndices(plan, all, v, m);
+      const [first, last] = rowsOfShard(samples.length, plan.stages[me.stage].tensorParallel, me.shard);
       if (me.stage === 0) reads.push({ names: feeds.inputs, indices: samples.subarray(first, last) });
       if (me.stage === plan.stages.length - 1) reads.push({ names: feeds.targets, indices: samples });
     }
@@ -66,10 +69,13 @@ function stepReads(ctx: StageContext, step: number): RowRead[] {
  */
 export async function runPipelineStep(ctx: StageContext, step: number): Promise<StepResult> {
   const { plan, module, mesh, me } = ctx;
-  const size = microBatchSize(plan);
-  const [first, last] = rowsOfShard(size, plan.stages[me.stage].tensorParallel, me.shard);
-  const fromPrev = rowPieces(plan, me, me.stage - 1, size);
-  const toNext = rowPieces(plan, me, me.stage + 1, size);
+  // A micro-batch's rows, and which of them travel between which agents: the same for every
+  // micro-batch of a full step, split by rows on an epoch's smaller last step.
+  const all = stepIndices(ctx, step);
+  const edges = (samples: Uint32Array) => {
+    const [first, last] = rowsOfShard(samples.length, plan.stages[me.stage].tensorParallel, me.shard);
+    return { first, last, fromPrev: rowPieces(plan, me, me.stage - 1, samples.length), toNext: rowPieces(plan, me, me.stage + 1, samples.length) };
+  };
   const isFirst = me.stage === 0;
   const isLast = me.stage === plan.stages.length - 1;
   const order: PipelineOp[] = scheduleTraits(plan.schedule).stageOrder(plan, me.stage);
@@ -88,24 +94,27 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
     computeMs += performance.now() - t0;
     return out;
   };
-  const receive = async (pieces: typeof fromPrev, tag: string, rowShape: number[], micro: number) => {
+  const receive = async (pieces: RowPiece[], tag: string, rowShape: number[], micro: number) => {
     const start = clockMs();
     const t = await receiveRows(mesh, pieces, tag, rowShape);
     timeline.add('recv', start, clockMs(), { micro, bytes: t.size * 4 });
     return t;
   };
-  const send = (pieces: typeof fromPrev, tag: string, t: tf.Tensor, micro: number) => {
+  const send = (pieces: RowPiece[], tag: string, t: tf.Tensor, micro: number, first: number) => {
     const start = clockMs();
     sendRows(mesh, pieces, tag, t, first);
     timeline.add('send', start, clockMs(), { micro, bytes: t.size * 4 });
   };
-  const sendBackward = (dx: tf.Tensor | null, tag: string, micro: number) => {
-    if (dx && !isFirst) send(fromPrev, tag, dx, micro);
+  const sendBackward = (dx: tf.Tensor | null, tag: string, micro: number, edge: ReturnType<typeof edges>) => {
+    if (dx && !isFirst) send(edge.fromPrev, tag, dx, micro, edge.first);
     dx?.dispose();
   };
 
   const gradients = new StepGradients(ctx, step);
   const vnodes = virtualNodesOf(ctx);
+  // The weight-regularization penalty counts once per step: each replica adds its rows' share of it.
+  const replicaRows = vnodes.reduce((n, v) => n + Array.from({ length: plan.microBatches }, (_, m) => microBatchIndices(plan, all, v, m).length).reduce((a, b) => a + b, 0), 0);
+  loss += module.regularize?.(replicaRows / all.length) ?? 0;
   // The step's last backward pass finishes the gradients: it may hand them to their all-reduce early.
   const lastBackward = isLast ? order.filter((o) => o.kind === 'forward').pop()! : order.filter((o) => o.kind === 'backward').pop()!;
   for (const v of vnodes) {
@@ -114,33 +123,36 @@ export async function runPipelineStep(ctx: StageContext, step: number): Promise<
       const onFinal = v === vnodes[vnodes.length - 1] && op === lastBackward ? gradients.onFinal : undefined;
       if (ctx.tensorGroup) ctx.tensorGroup.phase = `s${step}/v${v}/${op.kind}${op.micro}`;
       const tag = (kind: string) => `s${step}/v${v}/${kind}/${op.micro}`;
+      const samples = microBatchIndices(plan, all, v, op.micro);
+      const edge = edges(samples);
+      const size = samples.length;
       if (op.kind === 'forward') {
-        const samples = microBatchIndices(ctx, step, v, op.micro);
         module.setPass?.({ seed: plan.seed, step, samples });
         const x = isFirst
-          ? tf.tensor(await rows.take(ctx.feeds.inputs, samples.subarray(first, last)), [last - first, ...module.inputShape])
-          : await receive(fromPrev, tag('act'), module.inputShape, op.micro);
+          ? tf.tensor(await rows.take(ctx.feeds.inputs, samples.subarray(edge.first, edge.last)), [edge.last - edge.first, ...module.inputShape])
+          : await receive(edge.fromPrev, tag('act'), module.inputShape, op.micro);
         if (isLast) {
           const targets = await rows.take(ctx.feeds.targets, samples);
-          const result = await timed(() => module.lossBackward(x, targets, size, plan.globalBatch, onFinal), 'forward', op.micro, true);
+          // The loss is the mean over the step's rows (all of them: model.fit's smaller last batch too).
+          const result = await timed(() => module.lossBackward(x, targets, size, all.length, onFinal), 'forward', op.micro, true);
           loss += result.loss;
           x.dispose();
-          sendBackward(result.dx, tag('grad'), op.micro);
+          sendBackward(result.dx, tag('grad'), op.micro, edge);
         } else {
           const y = await timed(() => module.forward(x, size), 'forward', op.micro);
-          send(toNext, tag('act'), y, op.micro);
+          send(edge.toNext, tag('act'), y, op.micro, edge.first);
           y.dispose();
           stash.set(op.micro, x);
           timeline.stashed([...stash.values(), ...module.keptTensors()]);
         }
       } else if (!isLast) {
-        const dy = await receive(toNext, tag('grad'), module.outputShape, op.micro);
+        const dy = await receive(edge.toNext, tag('grad'), module.outputShape, op.micro);
         const x = stash.get(op.micro)!;
         const dx = await timed(() => module.backward(x, dy, size, onFinal), 'backward', op.micro);
         dy.dispose();
         x.dispose();
         stash.delete(op.micro);
-        sendBackward(dx, tag('grad'), op.micro);
+        sendBackward(dx, tag('grad'), op.micro, edge);
       }
     }
   }

@@ -6,9 +6,9 @@ import { mixSeeds, seededPermutation } from '../util/prng.js';
  * data an uninterrupted one would.
  */
 export function stepsPerEpoch(trainSize: number, globalBatch: number): number {
-  const steps = Math.floor(trainSize / globalBatch);
-  if (steps < 1) throw new Error(`The global batch ${globalBatch} is larger than the ${trainSize} training samples.`);
-  return steps;
+  if (globalBatch > trainSize) throw new Error(`The global batch ${globalBatch} is larger than the ${trainSize} training samples.`);
+  // As model.fit: the rows left over after the full batches are one more, smaller step.
+  return Math.ceil(trainSize / globalBatch);
 }
 
 /**
@@ -23,11 +23,32 @@ function epochPermutation(seed: number, epoch: number, trainSize: number): Uint3
   return cached.permutation;
 }
 
-/** Indices into the training set of the global batch of step `step` (0-based, counted across epochs); a fresh array. */
+/**
+ * Indices into the training set of the global batch of step `step` (0-based, counted across epochs); a
+ * fresh array. The epoch's last step holds the rows left over (fewer than the global batch when the
+ * batch does not divide the training set), as model.fit's last batch does.
+ */
 export function globalBatchIndices(seed: number, step: number, globalBatch: number, trainSize: number, shuffle = true): Uint32Array {
   const perEpoch = stepsPerEpoch(trainSize, globalBatch);
   const epoch = Math.floor(step / perEpoch);
   const offset = (step % perEpoch) * globalBatch;
-  if (!shuffle) return Uint32Array.from({ length: globalBatch }, (_, i) => offset + i);
-  return epochPermutation(seed, epoch, trainSize).slice(offset, offset + globalBatch);
+  const rows = Math.min(globalBatch, trainSize - offset);
+  if (!shuffle) return Uint32Array.from({ length: rows }, (_, i) => offset + i);
+  return epochPermutation(seed, epoch, trainSize).slice(offset, offset + rows);
+}
+
+/**
+ * Rows [start, end) of slice `index` when a step's `rows` rows are split into `slices` (a plan's
+ * virtual nodes × micro-batches, in that order): consecutive runs whose sizes differ by at most one,
+ * so a full step gives every slice the same rows as before and a partial last step is split by rows.
+ * Every plan with the same slicing cuts a step the same way, whatever its devices.
+ */
+export function sliceBounds(rows: number, slices: number, index: number): [number, number] {
+  if (rows < slices) {
+    throw new Error(`A step of ${rows} rows (the epoch's last, partial batch) cannot be split into the plan's ${slices} slices (virtual nodes × micro-batches): give each at least one row — choose a global batch that leaves at least ${slices} rows over, or fewer micro-batches.`);
+  }
+  const base = Math.floor(rows / slices);
+  const extra = rows % slices;
+  const start = index * base + Math.min(index, extra);
+  return [start, start + base + (index < extra ? 1 : 0)];
 }

@@ -42,6 +42,10 @@ export const DatasetPreprocessingSchema = z.object({
 }).strict();
 export type DatasetPreprocessing = z.infer<typeof DatasetPreprocessingSchema>;
 
+/** Which rows a validation split holds out (engine/wire/data/heldOut.ts). */
+export const ValidationHoldOutSchema = z.enum(['last', 'seededRandom']);
+export type ValidationHoldOut = z.infer<typeof ValidationHoldOutSchema>;
+
 export const DatasetDescriptionSchema = z.object({
   format: z.enum(DATASET_FORMATS),
   /** The file or folder, absolute or relative to the dataset.json's folder. */
@@ -51,8 +55,10 @@ export const DatasetDescriptionSchema = z.object({
   inputs: z.array(DatasetFeedSchema).min(1).optional(),
   /** Which data is compared with each model output (default: the last column; `label`; `y`). */
   outputs: z.array(DatasetFeedSchema).min(1).optional(),
-  /** A seeded random fraction held out for validation (recorded with the run). */
+  /** The fraction held out for validation: the last rows, as model.fit takes it, unless validationHoldOut says otherwise. */
   validationSplit: z.number().gt(0).lt(1).optional(),
+  /** Which rows validationSplit holds out: 'last' (model.fit's, the default) or 'seededRandom' (drawn from the run's seed). */
+  validationHoldOut: ValidationHoldOutSchema.optional(),
   preprocessing: DatasetPreprocessingSchema.optional(),
   /**
    * Where a deployed job's hosts find the data: 'upload' (the default) sends it from this machine to

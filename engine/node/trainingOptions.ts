@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { formatOfFileName, type DatasetDescription } from '../data/datasetDescription.js';
+import { formatOfFileName, type DatasetDescription, type ValidationHoldOut } from '../data/datasetDescription.js';
 import { parseDatasetDescription } from '../data/validateDataset.js';
 import { isImageFolder } from '../wire/data/imageFolder.js';
 import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
@@ -21,6 +21,7 @@ export type { OptionValues };
 export const TRAINING_OPTIONS = {
   data: { type: 'string' },
   'validation-split': { type: 'string' },
+  'validation-holdout': { type: 'string' },
   'label-column': { type: 'string' },
   'feature-columns': { type: 'string' },
   loss: { type: 'string' },
@@ -34,6 +35,8 @@ export const TRAINING_OPTIONS = {
 export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
   const data = values.data === undefined ? undefined : String(values.data);
   const split = numberOption(values, 'validation-split', { above: 0, below: 1, example: '0.2' });
+  const holdOut = validationHoldOutOf(values);
+  const held = { ...(split === undefined ? {} : { validationSplit: split }), ...(holdOut === undefined ? {} : { validationHoldOut: holdOut }) };
   if (data === undefined || data === 'mnist') {
     if (data === undefined && graph.source) throw new Error(`Model ${graph.source.modelFile} needs data: pass --data with a folder of .npy files (x.npy and y.npy, or one <layer>.npy per input and output) or of class folders of images, a .csv/.tsv table, a .jsonl file, an .npz, a dataset.json, mnist or synthetic.`);
     return { kind: 'mnist' };
@@ -48,20 +51,21 @@ export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
   const described = isDir && existsSync(join(path, 'dataset.json')) ? join(path, 'dataset.json') : !isDir && /\.json$/i.test(path) ? path : undefined;
   if (described) {
     if (table) throw new Error(`--label-column and --feature-columns go with a .csv/.tsv file; ${described} describes its columns itself (its "inputs" and "outputs").`);
-    return describedDataRef(described, split);
+    return describedDataRef(described, held);
   }
   const format = isDir ? (isImageFolder(path) ? 'images' : undefined) : formatOfFileName(path);
   if (table && format !== 'csv' && format !== 'tsv') throw new Error(`--label-column and --feature-columns go with a .csv or .tsv file; --data ${data} is ${format ? `${format} data` : 'a NumPy folder'}.`);
   if (format === undefined) {
     if (!isDir && existsSync(path)) throw new Error(`--data ${data}: Shoal cannot tell this file's format by its name. Use .csv, .tsv, .jsonl, .npz, a dataset.json, or a folder (of .npy files or of class folders of images).`);
-    return { kind: 'npy', dir: path, ...(split === undefined ? {} : { validationSplit: split }) };
+    if (holdOut !== undefined && split === undefined) throw new Error('--validation-holdout says which rows --validation-split holds out; give --validation-split F too (e.g. --validation-split 0.2).');
+    return { kind: 'npy', dir: path, ...held };
   }
   const dataset: DatasetDescription = {
     format,
     source: path,
     ...(table?.features ? { inputs: [{ columns: table.features }] } : {}),
     ...(table?.label ? { outputs: [{ columns: [table.label] }] } : {}),
-    ...(split === undefined ? {} : { validationSplit: split }),
+    ...held,
   };
   return { kind: 'dataset', dataset };
 }
@@ -75,8 +79,18 @@ function tableColumns(values: OptionValues): { label?: string; features?: string
   return { ...(label ? { label } : {}), ...(features ? { features } : {}) };
 }
 
-/** A dataset.json: validated, its source resolved against its folder; --validation-split overrides its split. */
-function describedDataRef(file: string, split: number | undefined): DataRef {
+/** `--validation-holdout last|seeded-random`: which rows the validation split takes. */
+function validationHoldOutOf(values: OptionValues): ValidationHoldOut | undefined {
+  const value = values['validation-holdout'];
+  if (value === undefined) return undefined;
+  const choices: Record<string, ValidationHoldOut> = { last: 'last', 'seeded-random': 'seededRandom' };
+  const holdOut = choices[String(value)];
+  if (!holdOut) throw new Error(`--validation-holdout ${String(value)}: use last (the last rows, as model.fit's validationSplit; the default) or seeded-random (a random fraction drawn from --seed).`);
+  return holdOut;
+}
+
+/** A dataset.json: validated, its source resolved against its folder; --validation-split and --validation-holdout override its own. */
+function describedDataRef(file: string, held: { validationSplit?: number; validationHoldOut?: ValidationHoldOut }): DataRef {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
@@ -85,7 +99,7 @@ function describedDataRef(file: string, split: number | undefined): DataRef {
   }
   const dataset = parseDatasetDescription(raw, file);
   const source = dataset.source.startsWith('~/') ? dataset.source : resolve(dirname(file), dataset.source);
-  return { kind: 'dataset', file, dataset: { ...dataset, source, ...(split === undefined ? {} : { validationSplit: split }) } };
+  return { kind: 'dataset', file, dataset: { ...dataset, source, ...held } };
 }
 
 /**

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DatasetDescriptionSchema } from '../data/datasetDescription.js';
+import { DatasetDescriptionSchema, ValidationHoldOutSchema } from '../data/datasetDescription.js';
 import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
 import type { ModelGraph } from '../model/graph.js';
 
@@ -13,7 +13,7 @@ export const DataRefSchema = z.discriminatedUnion('kind', [
   /** Deterministic random inputs and labels of the model's shapes (benchmarks and dry runs). */
   z.object({ kind: z.literal('synthetic'), samples: z.number().int().positive(), validation: z.number().int().min(0) }),
   /** A folder of NumPy files on the host: x.npy / y.npy or one file per input and output layer. */
-  z.object({ kind: z.literal('npy'), dir: z.string().min(1), validationSplit: z.number().gt(0).lt(1).optional() }),
+  z.object({ kind: z.literal('npy'), dir: z.string().min(1), validationSplit: z.number().gt(0).lt(1).optional(), validationHoldOut: ValidationHoldOutSchema.optional() }),
   /**
    * A described dataset (CSV/TSV, image folder, JSON Lines, .npz, .npy folder): a dataset.json's content
    * or what the CLI options mean, with `source` absolute (or `~/…` on the host); `file` is the
@@ -51,9 +51,9 @@ export function describeData(ref: DataRef): string {
   if (ref.kind === 'synthetic') return `synthetic data (${ref.samples} training, ${ref.validation} validation samples)`;
   if (ref.kind === 'dataset') {
     const d = ref.dataset;
-    return `${d.name ? `${d.name}: ` : ''}${d.format} ${d.source}${ref.file ? ` (described by ${ref.file})` : ''}${d.validationSplit ? ` (validation split ${d.validationSplit})` : ''}`;
+    return `${d.name ? `${d.name}: ` : ''}${d.format} ${d.source}${ref.file ? ` (described by ${ref.file})` : ''}${d.validationSplit ? ` (validation split ${d.validationSplit}${d.validationHoldOut === 'seededRandom' ? ', seeded random' : ''})` : ''}`;
   }
-  return `NumPy folder ${ref.dir}${ref.validationSplit ? ` (validation split ${ref.validationSplit})` : ''}`;
+  return `NumPy folder ${ref.dir}${ref.validationSplit ? ` (validation split ${ref.validationSplit}${ref.validationHoldOut === 'seededRandom' ? ', seeded random' : ''})` : ''}`;
 }
 
 /**

@@ -256,10 +256,10 @@ describe('openNpyFolder', () => {
     expect(() => openNpyFolder(dir, oneInOneOut, { seed: 3 })).toThrow(/NumPy folder .*val: no y\.npy or probs\.npy.*found x\.npy/);
   });
 
-  it('holds out a seeded, disjoint validation fraction', () => {
+  it('holds out the last rows as model.fit(validationSplit) does, or a seeded, disjoint fraction when asked', () => {
     const dir = folder({ 'x.npy': [ids(20, 4), [20, 4]], 'y.npy': [labels(20, 5), [20]] });
-    const rowsOf = (seed: number) => {
-      const ds = openNpyFolder(dir, oneInOneOut, { seed, validationSplit: 0.25 });
+    const rowsOf = (seed: number, validationHoldOut: 'last' | 'seededRandom' = 'seededRandom') => {
+      const ds = openNpyFolder(dir, oneInOneOut, { seed, validationSplit: 0.25, validationHoldOut });
       // x row i holds the value i four times: one value a row names the file row a split index reads.
       const fileRows = (split: DataSplit) => [...split.gather(['pixels'], [...Array(split.size).keys()])].filter((_, i) => i % 4 === 0);
       const result = { describe: ds.describe, train: fileRows(ds.train), validation: fileRows(ds.validation) };
@@ -272,6 +272,11 @@ describe('openNpyFolder', () => {
     expect(new Set([...a.train, ...a.validation]).size).toBe(20);
     expect(rowsOf(7)).toEqual(a);
     expect(rowsOf(8).validation).not.toEqual(a.validation);
+    // model.fit keeps the first floor(20 × 0.75) = 15 rows for training and validates on the last 5.
+    const last = rowsOf(7, 'last');
+    expect(last.describe).toBe(`NumPy folder ${dir} (train 15, validation the last 5)`);
+    expect(last.train).toEqual([...Array(15).keys()]);
+    expect(last.validation).toEqual([15, 16, 17, 18, 19]);
     expect(() => openNpyFolder(dir, oneInOneOut, { seed: 1, validationSplit: 1.5 })).toThrow(/validationSplit 1\.5 must be a fraction/);
   });
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RowPrefetcher, type RowLoader, type RowRead } from '../../agents/data/prefetcher.js';
 import { type DataSource, workerLoader } from '../../agents/data/rowWorker.js';
-import { globalBatchIndices, stepsPerEpoch } from '../../engine/data/dataOrder.js';
+import { globalBatchIndices, sliceBounds, stepsPerEpoch } from '../../engine/data/dataOrder.js';
 import type { ModelArrays } from '../../engine/data/modelArrays.js';
 import type { Dataset } from '../../engine/wire/data/dataset.js';
 import { writeNpy } from '../../engine/wire/data/npy.js';
@@ -39,9 +39,8 @@ function makeData(dir: string): DataSource {
 function readsOf(train: number, plan: { globalBatch: number; microBatches: number }) {
   return (step: number): RowRead[] => {
     const all = globalBatchIndices(11, step, plan.globalBatch, train, true);
-    const size = plan.globalBatch / plan.microBatches;
-    return Array.from({ length: plan.microBatches }, (_, m) => all.subarray(m * size, (m + 1) * size)).flatMap((indices) => [
-      { names: ['x'], indices: indices.subarray(0, size) },
+    return Array.from({ length: plan.microBatches }, (_, m) => all.subarray(...sliceBounds(all.length, plan.microBatches, m))).flatMap((indices) => [
+      { names: ['x'], indices },
       { names: ['y'], indices },
     ]);
   };

@@ -15,6 +15,8 @@ import { layerOfNode, namedWeights, type WeightConstraint } from './layersModel.
 import { callNode, type CallMode } from './nodeCall.js';
 import { nodeBackward } from './nodeBackward.js';
 import { packColumns, unpackColumns } from './packing.js';
+import { regularizationSum, regularizationTerms, type RegularizationTerm } from './regularization.js';
+import { callMask, maskKey, maskShapes, outputMask } from './masks.js';
 
 export interface GraphStageOptions {
   graph: ModelGraph;
@@ -35,6 +37,13 @@ interface StageNode {
   node: LayerNode;
   layer: tfl.layers.Layer;
   params: number[];
+}
+
+/** A tensor of a pipeline cut: a value (by layer id) or a value's Keras mask (masks.ts), and its shape without the batch. */
+interface CutColumn {
+  key: string;
+  shape: number[];
+  mask: boolean;
 }
 
 /** What a training forward pass keeps for its backward pass: every tensor of the stage, by id. */
@@ -73,6 +82,11 @@ export class GraphStage implements StageExecutor {
   private readonly nodes: StageNode[];
   private readonly incoming: string[];
   private readonly outgoing: string[];
+  /** What the packed rows of each cut hold: the values, then the masks they carry (masks.ts). */
+  private readonly incomingColumns: CutColumn[];
+  private readonly outgoingColumns: CutColumn[];
+  /** Tensors of the model that carry a Keras mask, with the mask's shape. */
+  private readonly masked: Map<string, number[]>;
   private readonly shapes: Map<string, number[]>;
   private readonly isFirst: boolean;
   /** Positions in the incoming cut of tensors computed by earlier stages: the ones a gradient goes back to. */
@@ -87,6 +101,8 @@ export class GraphStage implements StageExecutor {
   private readonly passes = new Map<tf.Tensor, PassRows | null>();
   private readonly kept = new Map<tf.Tensor, Kept>();
   private readonly constraints: Array<{ variable: tf.Variable; constraint: WeightConstraint }> = [];
+  /** The weight-regularization penalties of the stage's own layers (regularization.ts). */
+  private readonly regularizers: RegularizationTerm[];
 
   constructor(private readonly options: GraphStageOptions) {
     const { graph, model, layers, cuts, stage } = options;
@@ -100,9 +116,17 @@ export class GraphStage implements StageExecutor {
     this.computed = this.incoming.flatMap((id, i) => (byId.get(id)!.spec.kind === 'input' ? [] : [i]));
     this.isLast = stage === cuts.outgoing.length - 1;
     this.keepActivations = options.keepActivations ?? false;
-    const width = (ids: string[]) => ids.reduce((n, id) => n + this.shapes.get(id)!.reduce((a, b) => a * b, 1), 0);
-    this.inputShape = [width(this.incoming)];
-    this.outputShape = [width(this.outgoing)];
+    this.masked = maskShapes(graph, model);
+    const columns = (ids: string[], withMasks: boolean): CutColumn[] => [
+      ...ids.map((id) => ({ key: id, shape: this.shapes.get(id)!, mask: false })),
+      ...(withMasks ? ids.filter((id) => this.masked.has(id)).map((id) => ({ key: maskKey(id), shape: this.masked.get(id)!, mask: true })) : []),
+    ];
+    // The model's outputs leave the last stage without their masks: the loss, as tfjs's, takes none.
+    this.incomingColumns = columns(this.incoming, true);
+    this.outgoingColumns = columns(this.outgoing, !this.isLast);
+    const width = (cut: CutColumn[]) => cut.reduce((n, c) => n + c.shape.reduce((a, b) => a * b, 1), 0);
+    this.inputShape = [width(this.incomingColumns)];
+    this.outputShape = [width(this.outgoingColumns)];
     // A shared layer's weights appear once, however often the stage calls it: its gradients add up.
     const index = new Map<tf.Variable, number>();
     this.params = [];
@@ -124,6 +148,7 @@ export class GraphStage implements StageExecutor {
       if (params.length > 0 || node.inputs.some((id) => this.needsGradient.has(id))) this.needsGradient.add(node.id);
       return { node, layer, params };
     });
+    this.regularizers = regularizationTerms(this.nodes.map((n) => n.layer));
   }
 
   /** The whole model as tfjs-layers built it (this stage's layers are some of its layers). */
@@ -140,6 +165,27 @@ export class GraphStage implements StageExecutor {
     for (const { variable, constraint } of this.constraints) tf.tidy(() => variable.assign(constraint.apply(variable)));
   }
 
+  /**
+   * Add `share` of the stage's weight-regularization penalty to the loss: its gradient goes to the
+   * accumulated gradients, its value is returned for the reported loss. The penalty belongs to the
+   * global step, not to a micro-batch, so the schedules give each pass the fraction of the step's rows
+   * it computes: the shares of all replicas and micro-batches add up to one penalty per update.
+   */
+  regularize(share: number): number {
+    if (this.regularizers.length === 0 || share === 0) return 0;
+    const { value, grads } = tf.tidy(() => {
+      const penalty = () => tf.mul(regularizationSum(this.regularizers), share) as tf.Scalar;
+      // A frozen layer's penalty counts in the loss (as in tfjs) but has nothing to differentiate.
+      if (this.params.length === 0) return { value: penalty(), grads: [] };
+      const result = tf.engine().gradients(penalty, this.params, undefined, true);
+      return { value: result.value, grads: result.grads };
+    });
+    grads.forEach((g, k) => (g ? this.gradients.add(k, g) : undefined));
+    const penalty = value.dataSync()[0];
+    value.dispose();
+    return penalty;
+  }
+
   /** Weights without gradients this stage holds (batch-norm statistics, frozen layers), by manifest name. */
   stateWeights(): Array<{ name: string; variable: tf.Variable }> {
     const seen = new Set<tf.Variable>();
@@ -151,16 +197,43 @@ export class GraphStage implements StageExecutor {
     this.pass = pass;
   }
 
+  /** The incoming cut's tensors, in incomingColumns' order (masks back to booleans). */
   private unpack(x: tf.Tensor): tf.Tensor[] {
-    return unpackColumns(x, this.incoming.map((id) => this.shapes.get(id)!));
+    const parts = unpackColumns(x, this.incomingColumns.map((c) => c.shape));
+    return parts.map((t, i) => {
+      if (!this.incomingColumns[i].mask) return t;
+      const mask = tf.cast(t, 'bool');
+      t.dispose();
+      return mask;
+    });
   }
 
-  /** Every layer call of the stage on the incoming tensors; returns all tensors by id (ops only: the caller tidies). */
+  private environment(parts: tf.Tensor[]): Map<string, tf.Tensor> {
+    return new Map(parts.map((t, i) => [this.incomingColumns[i].key, t]));
+  }
+
+  /** One layer call on the stage's tensors so far: its output, and its Keras mask where it carries one. Ops only. */
+  private call(node: LayerNode, layer: tfl.layers.Layer, env: Map<string, tf.Tensor>, mode: CallMode): { y: tf.Tensor; mask: tf.Tensor | null; read: tf.Tensor[] } {
+    const inputs = this.inputsOf(node, env);
+    const masks = this.masksOf(node, env);
+    const y = callNode(node, layer, inputs, mode, callMask(masks));
+    const mask = this.masked.has(node.id) ? outputMask(layer, inputs, masks) : null;
+    return { y, mask, read: [...inputs, ...masks.filter((m): m is tf.Tensor => m !== null)] };
+  }
+
+  /** Every layer call of the stage on the incoming tensors; returns all tensors by key (ops only: the caller tidies). */
   private run(parts: tf.Tensor[], mode: CallMode): Map<string, tf.Tensor> {
-    const env = new Map<string, tf.Tensor>();
-    parts.forEach((t, i) => env.set(this.incoming[i], t));
-    for (const { node, layer } of this.nodes) env.set(node.id, callNode(node, layer, this.inputsOf(node, env), mode));
+    const env = this.environment(parts);
+    for (const { node, layer } of this.nodes) {
+      const { y, mask } = this.call(node, layer, env, mode);
+      env.set(node.id, y);
+      if (mask) env.set(maskKey(node.id), mask);
+    }
     return env;
+  }
+
+  private masksOf(node: LayerNode, env: Map<string, tf.Tensor>): Array<tf.Tensor | null> {
+    return node.inputs.map((id) => env.get(maskKey(id)) ?? null);
   }
 
   private inputsOf(node: LayerNode, env: Map<string, tf.Tensor>): tf.Tensor[] {
@@ -173,18 +246,18 @@ export class GraphStage implements StageExecutor {
 
   /** A training forward pass whose tensors stay (kept by the caller): each call tidied on its own. */
   private runKept(x: tf.Tensor, pass: PassRows | null, record: boolean): Map<string, tf.Tensor> {
-    const parts = this.unpack(x);
-    const env = new Map<string, tf.Tensor>();
-    parts.forEach((t, i) => env.set(this.incoming[i], t));
+    const env = this.environment(this.unpack(x));
     const mode: CallMode = { training: true, pass, batchNorm: record ? this.batchNorm : undefined };
     for (const { node, layer } of this.nodes) {
-      const inputs = this.inputsOf(node, env);
-      // A pass-through call (dropout at inference, rate 0) returns its input: keep one tensor per id.
+      // A pass-through call (dropout at inference, rate 0; a mask carried over) returns its input:
+      // keep one tensor per key.
       const out = tf.tidy(() => {
-        const y = callNode(node, layer, inputs, mode);
-        return inputs.includes(y) ? y.clone() : y;
+        const { y, mask, read } = this.call(node, layer, env, mode);
+        const own = (t: tf.Tensor) => (read.includes(t) ? t.clone() : t);
+        return mask ? [own(y), own(mask)] : [own(y)];
       });
-      env.set(node.id, out);
+      env.set(node.id, out[0]);
+      if (out[1]) env.set(maskKey(node.id), out[1]);
     }
     return env;
   }
@@ -198,14 +271,18 @@ export class GraphStage implements StageExecutor {
     if (this.keepActivations) {
       const env = this.runKept(x, this.pass, true);
       this.kept.set(x, { env, pass: this.pass });
-      return tf.tidy(() => packColumns(this.outputs(env, this.outgoing)));
+      return tf.tidy(() => packColumns(this.outputs(env, this.outgoingKeys)));
     }
     this.passes.set(x, this.pass);
-    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: true, pass: this.pass, batchNorm: this.batchNorm }), this.outgoing)));
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: true, pass: this.pass, batchNorm: this.batchNorm }), this.outgoingKeys)));
+  }
+
+  private get outgoingKeys(): string[] {
+    return this.outgoingColumns.map((c) => c.key);
   }
 
   async infer(x: tf.Tensor): Promise<tf.Tensor> {
-    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: false, pass: null }), this.outgoing)));
+    return tf.tidy(() => packColumns(this.outputs(this.run(this.unpack(x), { training: false, pass: null }), this.outgoingKeys)));
   }
 
   /**
@@ -214,6 +291,18 @@ export class GraphStage implements StageExecutor {
    * calls then run again at those weights.
    */
   async backward(x: tf.Tensor, dy: tf.Tensor, _rows: number, onFinal?: FinalGradient, weights?: tf.Tensor[]): Promise<tf.Tensor | null> {
+    // Masks have no gradient: only the values' columns of dy go back through the stage.
+    if (this.outgoingColumns.length === this.outgoing.length) return this.backwardValues(x, dy, onFinal, weights);
+    const values = tf.slice(dy, [0, 0], [dy.shape[0], this.outputShape[0] - this.outgoingColumns.filter((c) => c.mask).reduce((n, c) => n + c.shape.reduce((a, b) => a * b, 1), 0)]);
+    try {
+      return await this.backwardValues(x, values, onFinal, weights);
+    } finally {
+      values.dispose();
+    }
+  }
+
+  /** Backward from the gradient of the outgoing values (without mask columns). */
+  private async backwardValues(x: tf.Tensor, dy: tf.Tensor, onFinal?: FinalGradient, weights?: tf.Tensor[]): Promise<tf.Tensor | null> {
     const kept = this.kept.get(x);
     this.kept.delete(x);
     const pass = kept?.pass ?? this.passes.get(x) ?? null;
@@ -327,7 +416,7 @@ export class GraphStage implements StageExecutor {
           const inputs = this.inputsOf(node, env);
           const wanted = node.inputs.map((id) => this.needsGradient.has(id));
           const result = tf.tidy(() => {
-            const r = nodeBackward(node, layer, inputs, env.get(node.id)!, g, params.map((k) => this.params[k]), wanted, mode);
+            const r = nodeBackward(node, layer, inputs, env.get(node.id)!, g, params.map((k) => this.params[k]), wanted, mode, callMask(this.masksOf(node, env)));
             return [...r.inputs.map((t, i) => t ?? (wanted[i] ? tf.zerosLike(inputs[i]) : tf.scalar(0))), ...r.params.map((t, j) => t ?? tf.zerosLike(this.params[params[j]]))];
           });
           node.inputs.forEach((id, i) => (wanted[i] ? addGrad(id, result[i]) : result[i].dispose()));
@@ -341,7 +430,7 @@ export class GraphStage implements StageExecutor {
         }
       }
       if (this.isFirst) return null;
-      return tf.tidy(() => packColumns(this.incoming.map((id) => grads.get(id) ?? tf.zerosLike(env.get(id)!))));
+      return tf.tidy(() => packColumns(this.incomingColumns.map(({ key }) => grads.get(key) ?? tf.zerosLike(env.get(key)!))));
     } finally {
       grads.forEach((t) => t.dispose());
       env.forEach((t) => t.dispose());

@@ -25,6 +25,7 @@ export function nodeBackward(
   params: tf.Variable[],
   wanted: boolean[],
   mode: CallMode,
+  mask: tf.Tensor | null = null,
 ): NodeGradients {
   const dense = denseByHand(layer, inputs, output, dy, params, wanted);
   if (dense) return dense;
@@ -32,7 +33,7 @@ export function nodeBackward(
   const sources = inputs.filter((t, i) => wanted[i] && inputs.indexOf(t) === i);
   const xs = [...sources, ...params];
   if (xs.length === 0) return { inputs: inputs.map(() => null), params: [] };
-  const { grads } = tf.engine().gradients(() => callNode(node, layer, inputs, mode), xs, dy, true);
+  const { grads } = tf.engine().gradients(() => callNode(node, layer, inputs, mode, mask), xs, dy, true);
   const inputGrads = inputs.map((t, i) => (wanted[i] && inputs.indexOf(t) === i ? grads[sources.indexOf(t)] ?? null : null));
   return { inputs: inputGrads, params: grads.slice(sources.length) };
 }

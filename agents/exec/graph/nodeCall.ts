@@ -33,9 +33,10 @@ export interface CallMode {
  * One call of a graph node's tfjs-layers layer on its input tensors: ops only (the caller tidies or
  * tapes). tfjs-layers computes the layer; Shoal replaces what must not depend on the plan: dropout
  * masks drawn from (seed, step, sample, layer), batch-norm statistics recorded per slice, and
- * attention's causal mask and dropout read from the saved call.
+ * attention's causal mask and dropout read from the saved call. `mask` is the call's Keras mask
+ * (masks.ts: the first input's), given to the layer as tfjs's executor gives it.
  */
-export function callNode(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Tensor[], mode: CallMode): tf.Tensor {
+export function callNode(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Tensor[], mode: CallMode, mask: tf.Tensor | null = null): tf.Tensor {
   const { training, pass } = mode;
   const dropout = DROPOUT_BROADCAST[layer.getClassName()];
   if (dropout) {
@@ -58,6 +59,7 @@ export function callNode(node: LayerNode, layer: tfl.layers.Layer, inputs: tf.Te
     }
     return layer.apply(query, { value, key, useCausalMask, training, attentionDropoutMask }) as tf.Tensor;
   }
-  const out = layer.apply(inputs.length === 1 ? inputs[0] : inputs, { training });
+  // The input's Keras mask (masks.ts), as tfjs's executor passes it.
+  const out = layer.apply(inputs.length === 1 ? inputs[0] : inputs, mask ? { training, mask } : { training });
   return (Array.isArray(out) ? out[0] : out) as tf.Tensor;
 }

@@ -7,6 +7,8 @@ import type { Plan } from '../../../engine/plan/plan.js';
 import { shardingProblem, shardRole, unshardableLayer } from '../../../engine/plan/tensorSharding.js';
 import { callNode } from '../graph/nodeCall.js';
 import { layerOfNode, namedWeights } from '../graph/layersModel.js';
+import { regularizationTerms } from '../graph/regularization.js';
+import { maskShapes } from '../graph/masks.js';
 import { ShardedParams } from './shardedParamTable.js';
 import { columnDense, embeddingPartial, headsPartial, rowDensePartial, withBias, type PassContext } from './shardedLayers.js';
 import type { TensorGroup } from './tensorGroup.js';
@@ -85,6 +87,10 @@ export function compileGraphStage(options: CompileOptions): GraphProgram {
   const constant = new Set<string>();
   const layout = new Map<string, Layout>();
   const isLast = stage === cuts.outgoing.length - 1;
+  // A refusal rather than a silent drop: the split layers and the cut's row pieces carry no masks.
+  const masked = maskShapes(graph, model);
+  const maskedHere = [...cuts.incoming[stage], ...options.layers].find((id) => masked.has(id));
+  if (maskedHere) throw new Error(`"${maskedHere}" carries a Keras mask (Embedding mask_zero, Masking), which a tensor-parallel stage does not propagate yet. Run stage ${stage} with tensorParallel 1.`);
 
   for (const id of cuts.incoming[stage]) {
     layout.set(id, 'S0');
@@ -127,6 +133,8 @@ export function compileGraphStage(options: CompileOptions): GraphProgram {
     const node = byId.get(id)!;
     if (node.spec.kind === 'input') continue;
     const layer = layerOfNode(model, id);
+    // A refusal rather than a silent drop: the penalty's share per shard and replica is not wired here.
+    if (regularizationTerms([layer]).length > 0) throw new Error(`Layer "${id}" has a weight regularizer (kernel_regularizer, bias_regularizer, …), which a tensor-parallel stage does not apply yet. Run stage ${stage} with tensorParallel 1, or remove the regularizer.`);
     const weight = plan.sharding[id]?.weight ?? 'B';
     const problem = shardingProblem(node, weight, degree, byId.get(node.inputs[0])?.outputShape ?? []);
     if (problem) throw new Error(`${problem} Keep "${id}" replicated (weight "B") or run stage ${stage} with tensorParallel 1.`);

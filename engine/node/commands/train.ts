@@ -19,7 +19,7 @@ import { planFileConflicts } from './planFileFlags.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
 
-export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data mnist | synthetic[:N] | DIR | FILE] [--validation-split F]
+export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data mnist | synthetic[:N] | DIR | FILE] [--validation-split F] [--validation-holdout last|seeded-random]
             [--loss NAME] [--optimizer sgd|momentum|adam|adamw|rmsprop|adagrad] [--lr X] [--momentum M] [--nesterov]
             [--weight-decay W] [--shuffle true|false] [--cluster local:N] [--plan pp2-dp2 | --plan-file plan.json]
             [--epochs E | --steps S] [--batch B] [--micro-batches M] [--seed N] [--schedule gpipe|1f1b|async]
@@ -36,7 +36,10 @@ export const TRAIN_USAGE = `shoal train --model <name | path/model.json> [--data
                ids, an .npz, or a dataset.json (see the README's "Your data")
   --label-column NAME    a table's label column (default: the last)
   --feature-columns a,b  a table's feature columns (default: every other numeric column)
-  --validation-split F   without DIR/val/: hold out a seeded random fraction F for validation
+  --validation-split F   without DIR/val/: hold out the last fraction F of the rows for validation (as
+               model.fit's validationSplit)
+  --validation-holdout last|seeded-random   which rows --validation-split takes: the last (default) or a
+               random fraction drawn from --seed (for files sorted by class or time)
   --loss       categorical_crossentropy, sparse_categorical_crossentropy, binary_crossentropy, mse, mae
                (default: the model file's training_config, else inferred from the output and its head)
   --shuffle false        take batches in file order (Keras's shuffle=False); default: a seeded order per epoch

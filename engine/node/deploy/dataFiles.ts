@@ -90,7 +90,7 @@ function imageFiles(dir: string): string[] {
 export function markOnHosts(ref: DataRef, option: string): DataRef {
   if (ref.kind === 'dataset') return { ...ref, dataset: { ...ref.dataset, location: 'hosts' } };
   if (ref.kind === 'npy') {
-    return { kind: 'dataset', dataset: { format: 'npy', source: ref.dir, location: 'hosts', ...(ref.validationSplit === undefined ? {} : { validationSplit: ref.validationSplit }) } };
+    return { kind: 'dataset', dataset: { format: 'npy', source: ref.dir, location: 'hosts', ...(ref.validationSplit === undefined ? {} : { validationSplit: ref.validationSplit }), ...(ref.validationHoldOut === undefined ? {} : { validationHoldOut: ref.validationHoldOut }) } };
   }
   throw new Error(`${option} takes a data file or folder that sits at the same path on every host; ${ref.kind} data has no files. Use --data ${ref.kind} instead.`);
 }

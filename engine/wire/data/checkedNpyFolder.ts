@@ -1,10 +1,11 @@
+import type { ValidationHoldOut } from '../../data/datasetDescription.js';
 import type { ModelArrays } from '../../data/modelArrays.js';
 import type { Dataset } from './dataset.js';
 import { openNpyFolder } from './npyFolder.js';
 
 /** A NumPy folder with its integer arrays' ranges checked against the model. */
-export function checkedNpyFolder(dir: string, arrays: ModelArrays, validationSplit: number | undefined, seed: number): Dataset {
-  const dataset = openNpyFolder(dir, arrays, { validationSplit, seed });
+export function checkedNpyFolder(dir: string, arrays: ModelArrays, validationSplit: number | undefined, seed: number, validationHoldOut?: ValidationHoldOut): Dataset {
+  const dataset = openNpyFolder(dir, arrays, { validationSplit, validationHoldOut, seed });
   for (const spec of [...arrays.inputs, ...arrays.targets]) {
     if (!spec.range) continue;
     const { min, max } = dataset.labelRange(spec.name);

@@ -155,7 +155,7 @@ export function openCsvTable(path: string, description: DatasetDescription, arra
     }
   }
 
-  const splits = heldOutSplits(path, samples, sources, description.validationSplit, seed);
+  const splits = heldOutSplits(path, samples, sources, description.validationSplit, seed, description.validationHoldOut);
   const all = [...arrays.inputs, ...arrays.targets];
   return {
     describe: `${description.format === 'tsv' ? 'TSV' : 'CSV'} table ${path} (${splits.note}; ${notes.join('; ')}${index.cached ? '; index cached' : ''})`,

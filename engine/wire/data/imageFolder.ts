@@ -97,9 +97,12 @@ export function openImageFolder(dir: string, description: DatasetDescription, ar
     };
     return new Map([[input.name, pixels], [target.name, label]]);
   };
+  // Class folders list the files class by class: the last rows would be the last classes only, so a
+  // folder's split is seeded random by default, as Keras's image_dataset_from_directory shuffles
+  // with its seed before it splits.
   const splits = held
     ? { train: splitOf(`${trainDir} train`, files.length, sources(files, labels)), validation: splitOf(`${valDir} validation`, held.files.length, sources(held.files, held.labels)), note: `train ${files.length} from train/, validation ${held.files.length} from ${valDir!.slice(dir.length + 1)}/` }
-    : heldOutSplits(`Image folder ${dir}`, files.length, sources(files, labels), description.validationSplit, seed);
+    : heldOutSplits(`Image folder ${dir}`, files.length, sources(files, labels), description.validationSplit, seed, description.validationHoldOut ?? 'seededRandom');
   const perClass = classes.map((c, k) => `${c} ${labels.filter((l) => l === k).length}`).join(', ');
   return {
     describe: `image folder ${dir} (${splits.note}; ${classes.length} classes: ${perClass}; ${height}×${width}×${channels}, pixels ${scale === 1 ? '0–255' : '0–1'})`,

@@ -200,7 +200,7 @@ export function openJsonLines(path: string, description: DatasetDescription, arr
     });
     notes.push(`${array.name} ← "${key}" (${enc.note})`);
   }
-  const splits = heldOutSplits(path, samples, sources, description.validationSplit, seed);
+  const splits = heldOutSplits(path, samples, sources, description.validationSplit, seed, description.validationHoldOut);
   return {
     describe: `JSON Lines ${path} (${splits.note}; ${notes.join('; ')}${index.cached ? '; index cached' : ''})`,
     arrays: [...arrays.inputs, ...arrays.targets].map((a) => ({ name: a.name, shape: a.shape, dtype: a.dtype })),

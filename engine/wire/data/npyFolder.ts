@@ -4,12 +4,13 @@
  * Layout: `x.npy` and `y.npy` when the model has one input and one output; otherwise one file per
  * input and output layer, `<layerName>.npy` (with '/' in layer names written as '__'). An optional
  * `val/` subfolder with the same files is the validation split; without it `validationSplit` holds out
- * a seeded random fraction. Every mistake is reported with the file, what was expected, what was found
+ * the last rows, as model.fit does, or a seeded random fraction (heldOut.ts). Every mistake is reported with the file, what was expected, what was found
  * and how to fix it, because a shape error deep inside a pipeline stage would name none of these.
  */
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { mixSeeds, seededPermutation } from '../../util/prng.js';
+import type { ValidationHoldOut } from '../../data/datasetDescription.js';
+import { heldOutRows } from './heldOut.js';
 import { type ArraySpec, type Dataset, type RowSource, emptySplit, rowSizeOf, splitOf } from './dataset.js';
 import { type NpyArray, formatShape, openNpy } from './npy.js';
 
@@ -43,7 +44,7 @@ function sameShape(want: readonly number[], found: readonly number[]): boolean {
 
 export interface Role { spec: ArraySpec; role: 'input' | 'target'; files: string[] }
 
-export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { validationSplit?: number; seed: number }): NpyDataset {
+export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { validationSplit?: number; validationHoldOut?: ValidationHoldOut; seed: number }): NpyDataset {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`NumPy folder ${dir} does not exist or is not a folder. Pass the folder that holds x.npy and y.npy (or one <layer>.npy per model input and output).`);
   const single = wants.inputs.length === 1 && wants.targets.length === 1;
   const roles: Role[] = [
@@ -112,19 +113,12 @@ export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { val
         validation: splitOf(`${dir} validation`, size, asSources(val)),
       };
     } else if (F !== undefined && F !== 0) {
-      if (!(F > 0 && F < 1)) throw new Error(`validationSplit ${F} must be a fraction between 0 and 1 (e.g. 0.2 holds out 20% of ${dir}'s samples).`);
-      const held = Math.max(1, Math.round(F * total));
-      if (held >= total) throw new Error(`NumPy folder ${dir}: validationSplit ${F} of ${total} samples leaves none to train on; use a smaller fraction or add a val/ folder.`);
-      const perm = seededPermutation(total, mixSeeds('validation-split', options.seed));
-      // Both subsets ascending: consecutive split indices then mostly map to consecutive file rows,
-      // which the reader coalesces into one read. The training order is shuffled elsewhere.
-      const valRows = perm.slice(0, held).sort();
-      const trainRows = perm.slice(held).sort();
+      const { trainRows, valRows, note } = heldOutRows(`NumPy folder ${dir}`, total, F, options.validationHoldOut ?? 'last', options.seed);
       dataset = {
-        describe: `NumPy folder ${dir} (train ${total - held}, validation ${held} held out by seed ${options.seed})`,
+        describe: `NumPy folder ${dir} (${note})`,
         arrays,
-        train: splitOf(`${dir} train`, total - held, asSources(train), trainRows),
-        validation: splitOf(`${dir} validation`, held, asSources(train), valRows),
+        train: splitOf(`${dir} train`, trainRows.length, asSources(train), trainRows),
+        validation: splitOf(`${dir} validation`, valRows.length, asSources(train), valRows),
       };
     } else {
       dataset = {

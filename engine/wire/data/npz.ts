@@ -85,7 +85,7 @@ export function openNpz(path: string, description: DatasetDescription, arrays: M
         close: () => opened.forEach((a) => a.close()),
       };
     }
-    const splits = heldOutSplits(path, counts[0], sources, description.validationSplit, seed);
+    const splits = heldOutSplits(path, counts[0], sources, description.validationSplit, seed, description.validationHoldOut);
     return { describe: `NumPy archive ${path} (${splits.note}; ${used})`, arrays: specs, train: splits.train, validation: splits.validation, close: () => opened.forEach((a) => a.close()) };
   } catch (err) {
     opened.forEach((a) => a.close());

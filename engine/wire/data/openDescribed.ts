@@ -27,6 +27,6 @@ export function openDescribedDataset(description: DatasetDescription, arrays: Mo
     case 'npz':
       return openNpz(source, description, arrays, seed);
     case 'npy':
-      return checkedNpyFolder(source, arrays, description.validationSplit, seed);
+      return checkedNpyFolder(source, arrays, description.validationSplit, seed, description.validationHoldOut);
   }
 }

@@ -17,5 +17,5 @@ export type UserDataRef = Exclude<DataRef, { kind: 'mnist' }>;
 export function openUserData(ref: UserDataRef, arrays: ModelArrays, seed: number): Dataset {
   if (ref.kind === 'synthetic') return syntheticDataset(arrays, { samples: ref.samples, validation: ref.validation, seed });
   if (ref.kind === 'dataset') return openDescribedDataset(ref.dataset, arrays, seed);
-  return checkedNpyFolder(hostPath(ref.dir), arrays, ref.validationSplit, seed);
+  return checkedNpyFolder(hostPath(ref.dir), arrays, ref.validationSplit, seed, ref.validationHoldOut);
 }
