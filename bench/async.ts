@@ -21,7 +21,7 @@ import { stepsPerEpoch } from '../engine/data/dataOrder.js';
 import { MNIST_TRAIN } from '../engine/data/mnistSplit.js';
 import { zooModel } from '../engine/model/zoo.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
-import { stepsFor } from '../engine/node/jobs/jobConfigs.js';
+import { checkedSteps } from '../engine/node/jobs/jobPreflight.js';
 import { PipeMareSchema, type Plan } from '../engine/plan/plan.js';
 import { DEFAULT_GLOBAL_BATCH, presetPlan } from '../engine/plan/presets.js';
 import type { JobEvent } from '../engine/protocol/events.js';
@@ -173,7 +173,7 @@ for (const v of variants) {
   const theory = v.plan.schedule === 'async' ? 1 : m / (m + STAGES - 1);
   const byStage = skipSynthetic ? null : await measureUtilization(v);
   const curves: CurvePoint[][] = [];
-  for (let r = 0; r < (skipTraining || v.utilizationOnly ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(v.plan, stepsFor(v.plan, epochs), evalEverySteps)));
+  for (let r = 0; r < (skipTraining || v.utilizationOnly ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(v.plan, checkedSteps(v.plan, { epochs }), evalEverySteps)));
   const seconds = curves.map((c) => c.at(-1)?.seconds ?? Infinity);
   const curve = curves[seconds.indexOf(Math.min(...seconds))] ?? [];
   const last = curve.at(-1);

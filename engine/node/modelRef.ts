@@ -4,7 +4,7 @@ import { checkWeightFiles } from '../wire/layersModelFile.js';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
-import { formatDiagnostics } from '../plan/diagnostics.js';
+import { formatDiagnostics, type Diagnostic } from '../plan/diagnostics.js';
 import { LIMITS } from '../plan/limits.js';
 
 /**
@@ -24,12 +24,17 @@ export function isModelFile(ref: string): boolean {
  * its shapes and costs. A file that does not import cleanly is refused with every problem listed.
  */
 export function loadModel(ref: string): ModelGraph {
-  if (!isModelFile(ref)) return zooModel(ref);
+  return openModel(ref).graph;
+}
+
+/** loadModel with the importer's warnings (layers priced by estimate, options it notes), for `shoal plan` to show. */
+export function openModel(ref: string): { graph: ModelGraph; warnings: Diagnostic[] } {
+  if (!isModelFile(ref)) return { graph: zooModel(ref), warnings: [] };
   const file = resolve(ref);
   if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
-  return readModelFile(file).graph;
+  return readModelFile(file);
 
-  function readModelFile(path: string): { document: unknown; graph: ModelGraph } {
+  function readModelFile(path: string): { graph: ModelGraph; warnings: Diagnostic[] } {
     const stat = statSync(path);
     if (stat.isDirectory()) throw new Error(`Model file ${path} is a folder. Pass the model.json in it (${join(path, 'model.json')}), or a built-in model.`);
     // Refused by size before it is read: a parsed document takes several times its bytes.
@@ -58,7 +63,7 @@ export function loadModel(ref: string): ModelGraph {
     if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
     // The weights it names are checked (place and size) before any job starts, not read.
     if (isRecord(doc)) checkWeightFiles(doc, dirname(path), path);
-    return { document: doc, graph: { ...graph, source: { modelFile: path } } };
+    return { graph: { ...graph, source: { modelFile: path } }, warnings: diagnostics.filter((d) => d.severity !== 'error') };
   }
 }
 

@@ -16,7 +16,7 @@ export function describeEvent(event: JobEvent): string | null {
       return `generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents training${others}; ${stages} stage(s) × ${replicas} replica(s), virtual nodes [${vnodes.join(', ')}]`;
     }
     case 'step':
-      return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
+      return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${lossText(event.loss)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
     case 'eval':
       return `eval after step ${event.step}: ${validationText(event)}`;
     case 'log':
@@ -40,6 +40,11 @@ export function describeEvent(event: JobEvent): string | null {
     case 'final':
       return `done: ${validationText(event)} after ${event.steps} steps in ${event.seconds.toFixed(1)} s (${event.samplesPerSec.toFixed(0)} samples/s, backend ${event.backends.join(', ')})${event.confusion ? `\n${confusionText(event.confusion)}` : ''}`;
   }
+}
+
+/** A NaN or infinite loss reaches here as null (JSON has no NaN): say what it means. */
+function lossText(loss: number | null): string {
+  return typeof loss === 'number' && Number.isFinite(loss) ? loss.toFixed(4) : 'not a number (training diverged: try a smaller --lr)';
 }
 
 /** Validation accuracy, loss and the model's metrics on one line. */

@@ -10,7 +10,8 @@ import { releaseRunLock } from './runLock.js';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
-import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
+import { assertPlanRuns } from './jobPreflight.js';
+import { agentConfig, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
 
 export interface DeployOptions {
   launcher: Launcher;
