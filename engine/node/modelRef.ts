@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { checkWeightFiles } from '../wire/layersModelFile.js';
+import { explainFileError } from '../wire/fileErrors.js';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
@@ -35,7 +36,12 @@ export function openModel(ref: string): { graph: ModelGraph; warnings: Diagnosti
   return readModelFile(file);
 
   function readModelFile(path: string): { graph: ModelGraph; warnings: Diagnostic[] } {
-    const stat = statSync(path);
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(path);
+    } catch (err) {
+      throw explainFileError(err, 'Model file', path);
+    }
     if (stat.isDirectory()) throw new Error(`Model file ${path} is a folder. Pass the model.json in it (${join(path, 'model.json')}), or a built-in model.`);
     // Refused by size before it is read: a parsed document takes several times its bytes.
     const bytes = stat.size;
@@ -44,7 +50,7 @@ export function openModel(ref: string): { graph: ModelGraph; warnings: Diagnosti
     try {
       text = readFileSync(path, 'utf8');
     } catch (err) {
-      throw new Error(`Cannot read model file ${path}: ${(err as Error).message}. Check that the file is readable.`);
+      throw explainFileError(err, 'Model file', path);
     }
     let doc: unknown;
     try {
