@@ -105,7 +105,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     io.err(`Following job ${record.jobId} (leaving does not stop it; shoal stop ${record.jobId} does).\n`);
     const release = detachOnInterrupt(record.jobId, io);
     try {
-      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true));
+      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true, training.validationSamples));
       return result.ended === 'finished' ? 0 : 1;
     } finally {
       release();

@@ -1,8 +1,13 @@
 import type { Confusion, ValidationResult } from '../../protocol/evaluation.js';
 import type { JobEvent } from '../../protocol/events.js';
 
-/** One readable line for an event, or null for events a person need not see (info logs, most steps). */
-export function describeEvent(event: JobEvent): string | null {
+/**
+ * One readable line for an event, or null for events a person need not see (info logs, most steps).
+ * `validationSamples` 0 says the job has no validation set: its evaluations measured nothing, so
+ * none of their figures is printed.
+ */
+export function describeEvent(event: JobEvent, validationSamples?: number): string | null {
+  const validationText = (result: ValidationResult) => (validationSamples === 0 ? 'no validation set (--validation-split F or a val/ folder gives one)' : measuredText(result));
   switch (event.type) {
     case 'status':
       return `status: ${event.state}${event.message ? ` — ${event.message}` : ''}`;
@@ -48,7 +53,7 @@ function lossText(loss: number | null): string {
 }
 
 /** Validation accuracy, loss and the model's metrics on one line. */
-function validationText(result: ValidationResult): string {
+function measuredText(result: ValidationResult): string {
   const parts = [...(result.validationAccuracy === undefined ? [] : [`validation accuracy ${(result.validationAccuracy * 100).toFixed(2)}%`]), `validation loss ${result.validationLoss.toFixed(4)}`];
   for (const [name, value] of Object.entries(result.metrics ?? {})) {
     // The accuracy a classifier reports anyway is not said twice.
@@ -78,11 +83,11 @@ function confusionText(c: Confusion): string {
 }
 
 /** `--json`: every event as one JSON line; otherwise the readable lines. */
-export function eventPrinter(json: boolean): (event: JobEvent) => void {
+export function eventPrinter(json: boolean, validationSamples?: number): (event: JobEvent) => void {
   return (event) => {
     if (json) process.stdout.write(JSON.stringify(event) + '\n');
     else {
-      const line = describeEvent(event);
+      const line = describeEvent(event, validationSamples);
       if (line) process.stdout.write(line + '\n');
     }
   };

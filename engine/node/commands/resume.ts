@@ -64,7 +64,7 @@ export async function runResume(args: string[]): Promise<void> {
     runDir: point.runDir,
     resumeFrom: point.checkpoint,
     checkpointEverySteps,
-    onEvent: eventPrinter(Boolean(values.json)),
+    onEvent: eventPrinter(Boolean(values.json), training?.validationSamples),
   });
   // Ctrl-C saves a checkpoint first (interrupt.ts); the command then exits 130.
   const interrupts = checkpointOnInterrupt(job, (line) => process.stderr.write(`shoal: ${line}\n`));

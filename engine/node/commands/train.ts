@@ -155,7 +155,7 @@ export async function runTrain(values: TrainValues): Promise<void> {
   }
   for (const note of training.notes) process.stderr.write(`shoal: ${note}\n`);
   const { steps, epochs } = length;
-  const printEvent = eventPrinter(Boolean(values.json));
+  const printEvent = eventPrinter(Boolean(values.json), training.validationSamples);
   let datasetShown = false;
   const job = new LocalJob({
     model,
