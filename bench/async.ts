@@ -23,7 +23,7 @@ import { MNIST_TRAIN } from '../engine/data/mnistSplit.js';
 import type { ModelGraph } from '../engine/model/graph.js';
 import { zooModel } from '../engine/model/zoo.js';
 import { LocalJob } from '../engine/node/jobs/localJob.js';
-import { stepsFor } from '../engine/node/jobs/jobConfigs.js';
+import { checkedSteps } from '../engine/node/jobs/jobPreflight.js';
 import { loadModel } from '../engine/node/modelRef.js';
 import { trainingSetupFrom } from '../engine/node/trainingOptions.js';
 import { executionSupport } from '../engine/plan/executionSupport.js';
@@ -225,7 +225,7 @@ for (const name of modelNames) {
     const theory = v.plan.schedule === 'async' ? 1 : m / (m + STAGES - 1);
     const byStage = skipSynthetic ? null : await measureUtilization(subject, v);
     const curves: CurvePoint[][] = [];
-    for (let r = 0; r < (skipTraining || v.utilizationOnly ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(subject, v.plan, stepsFor(v.plan, epochs), evalEverySteps)));
+    for (let r = 0; r < (skipTraining || v.utilizationOnly ? 0 : repeats); r++) curves.push(accuracyCurve(await runJob(subject, v.plan, checkedSteps(v.plan, { epochs }, subject.training), evalEverySteps)));
     const seconds = curves.map((c) => c.at(-1)?.seconds ?? Infinity);
     const curve = curves[seconds.indexOf(Math.min(...seconds))] ?? [];
     const last = curve.at(-1);

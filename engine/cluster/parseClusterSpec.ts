@@ -40,7 +40,12 @@ const FIELD_HINTS: Record<string, string> = {
   devices: 'List at least one device, e.g. { "preset": "v100-16gb", "count": 8 }.',
 };
 
-function schemaProblems(error: z.ZodError): SpecProblem[] {
+/** What a cluster file holds, for a file that holds something else altogether ([], {}, a number). */
+const CLUSTER_SHAPE = 'A cluster file holds one object with a "name" and its "hosts", e.g. { "name": "lab", "hosts": [{ "name": "node-1", "devices": [{ "preset": "v100-16gb", "count": 8 }] }] }, and "links" between hosts when there are several (examples/clusters/ has whole files).';
+
+function schemaProblems(error: z.ZodError, input: unknown): SpecProblem[] {
+  const isEmpty = input === null || typeof input !== 'object' || Array.isArray(input) || Object.keys(input).length === 0;
+  if (isEmpty) return [{ code: 'cluster-schema', path: '(cluster)', message: `The file holds ${Array.isArray(input) ? (input.length ? 'a list' : 'an empty list []') : input === null || typeof input !== 'object' ? `${JSON.stringify(input)}` : 'an empty object {}'}, not a cluster.`, hint: CLUSTER_SHAPE }];
   return error.issues.slice(0, LIMITS.findingsKept).map((issue) => {
     if (issue.code === 'unrecognized_keys') {
       return { code: 'cluster-unknown-field', path: jsonPath(issue.path), message: `Unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}.`, hint: 'Remove it or check its spelling.' };
@@ -62,7 +67,7 @@ export function parseClusterSpec(input: unknown): ClusterSpec {
   const tooLarge = sizeProblem(input);
   if (tooLarge) throw new ClusterSpecError([tooLarge]);
   const parsed = ClusterSpecSchema.safeParse(input);
-  if (!parsed.success) throw new ClusterSpecError(schemaProblems(parsed.error));
+  if (!parsed.success) throw new ClusterSpecError(schemaProblems(parsed.error, input));
   const json = parsed.data;
   // Every count is at most LIMITS.devices, but a thousand hosts of that many are not: sum before expanding.
   const total = json.hosts.reduce((n, host) => n + host.devices.reduce((m, e) => m + e.count, 0), 0);

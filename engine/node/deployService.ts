@@ -13,7 +13,8 @@ import { SshLauncher } from './deploy/sshLauncher.js';
 import { DeployedStudioJob } from './deployedStudioJob.js';
 import { HostKeyQuestions } from './hosts/hostKeyQuestions.js';
 import { clusterSettingsOf, clustersFile, findCluster } from './hosts/clusterStore.js';
-import { assertPlanRuns, newJobId, stepsFor } from './jobs/jobConfigs.js';
+import { newJobId } from './jobs/jobConfigs.js';
+import { preflightJob } from './jobs/jobPreflight.js';
 import { studioTraining } from './studioTraining.js';
 import { listDeployRecords, type DeployRecord } from './jobs/deployRecord.js';
 import { launcherFor } from './jobs/launcherFor.js';
@@ -54,8 +55,8 @@ export function deployService(emit: (jobId: string, event: IndexedJobEvent) => v
       // The model and data are checked here, before any host is touched (as Train checks them).
       const { model, training } = studioTraining(r.plan, r.data, r.loss);
       const agents = agentsNeeded(r.plan);
-      // The same checks deployJob makes, here so that a plan that cannot run is refused at once.
-      assertPlanRuns(r.plan, model, agents);
+      // The checks every job passes, here so that a job that cannot run is refused at once.
+      const steps = preflightJob({ plan: r.plan, model, agents, training, steps: r.steps, epochs: r.steps === undefined ? (r.epochs ?? 5) : undefined });
       const questions = new HostKeyQuestions(nextPromptId);
       let launcher: Launcher;
       let cluster = 'local';
@@ -76,7 +77,7 @@ export function deployService(emit: (jobId: string, event: IndexedJobEvent) => v
         model,
         plan: r.plan,
         training,
-        steps: stepsFor(r.plan, r.epochs ?? 5, r.steps, training.trainSamples),
+        steps,
         evalEverySteps: r.evalEverySteps ?? stepsPerEpoch(training.trainSamples, r.plan.globalBatch),
         cluster,
         hosts,

@@ -1,12 +1,13 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { checkWeightFiles } from '../wire/layersModelFile.js';
+import { explainFileError } from '../wire/fileErrors.js';
 import type { ModelGraph } from '../model/graph.js';
 import { importKerasModel } from '../model/import/importKeras.js';
 import { convertKerasFile, kerasFormatOf } from './keras/kerasConvert.js';
 import { modelsRoot } from './modelStore.js';
 import { zooModel, zooModelNames } from '../model/zoo.js';
-import { formatDiagnostics } from '../plan/diagnostics.js';
+import { formatDiagnostics, type Diagnostic } from '../plan/diagnostics.js';
 import { LIMITS } from '../plan/limits.js';
 import { tfjsLayerLibrary } from '../wire/tfjsLayerLibrary.js';
 import { registerUserLayers } from '../wire/userLayers.js';
@@ -50,7 +51,12 @@ export async function openModel(ref: string, layersFile?: string): Promise<Model
  * every agent registers it too. A file that does not import cleanly is refused with every problem listed.
  */
 export function loadModel(ref: string, layersFile?: string): ModelGraph {
-  if (!isModelFile(ref)) return zooModel(ref);
+  return openModelWithWarnings(ref, layersFile).graph;
+}
+
+/** loadModel with the importer's warnings (layers priced by estimate, options it notes), for `shoal plan` to show. */
+export function openModelWithWarnings(ref: string, layersFile?: string): { graph: ModelGraph; warnings: Diagnostic[] } {
+  if (!isModelFile(ref)) return { graph: zooModel(ref), warnings: [] };
   const file = resolve(ref);
   if (!existsSync(file)) throw new Error(`Model file ${file} does not exist. Pass a Keras file (.keras, .h5), the model.json that tfjs's model.save() wrote, or a built-in model (${zooModelNames().join(', ')}).`);
   if (kerasFormatOf(file) && !statSync(file).isDirectory()) {
@@ -61,12 +67,17 @@ export function loadModel(ref: string, layersFile?: string): ModelGraph {
       told.add(note);
       process.stderr.write(`shoal: ${note}\n`);
     }
-    return readModelFile(modelJson).graph;
+    return readModelFile(modelJson);
   }
-  return readModelFile(file).graph;
+  return readModelFile(file);
 
-  function readModelFile(path: string): { document: unknown; graph: ModelGraph } {
-    const stat = statSync(path);
+  function readModelFile(path: string): { graph: ModelGraph; warnings: Diagnostic[] } {
+    let stat: ReturnType<typeof statSync>;
+    try {
+      stat = statSync(path);
+    } catch (err) {
+      throw explainFileError(err, 'Model file', path);
+    }
     if (stat.isDirectory()) throw new Error(`Model file ${path} is a folder. Pass the model.json in it (${join(path, 'model.json')}), or a built-in model.`);
     // Refused by size before it is read: a parsed document takes several times its bytes.
     const bytes = stat.size;
@@ -75,7 +86,7 @@ export function loadModel(ref: string, layersFile?: string): ModelGraph {
     try {
       text = readFileSync(path, 'utf8');
     } catch (err) {
-      throw new Error(`Cannot read model file ${path}: ${(err as Error).message}. Check that the file is readable.`);
+      throw explainFileError(err, 'Model file', path);
     }
     let doc: unknown;
     try {
@@ -94,7 +105,7 @@ export function loadModel(ref: string, layersFile?: string): ModelGraph {
     if (errors.length > 0) throw new Error(`Model file ${path} cannot be imported:\n${formatDiagnostics(errors)}`);
     // The weights it names are checked (place and size) before any job starts, not read.
     if (isRecord(doc)) checkWeightFiles(doc, dirname(path), path);
-    return { document: doc, graph: { ...graph, source: { modelFile: path, ...(layersFile ? { layersFile } : {}) } } };
+    return { graph: { ...graph, source: { modelFile: path, ...(layersFile ? { layersFile } : {}) } }, warnings: diagnostics.filter((d) => d.severity !== 'error') };
   }
 }
 

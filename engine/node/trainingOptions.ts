@@ -2,9 +2,10 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { formatOfFileName, type DatasetDescription, type ValidationHoldOut } from '../data/datasetDescription.js';
 import { parseDatasetDescription } from '../data/validateDataset.js';
-import { isImageFolder } from '../wire/data/imageFolder.js';
+import { emptyClassFolders, isImageFolder } from '../wire/data/imageFolder.js';
 import { MNIST_TEST, MNIST_TRAIN } from '../data/mnistSplit.js';
 import { mnistMismatch, modelArrays } from '../data/modelArrays.js';
+import { classCoverage } from '../data/classCoverage.js';
 import type { ModelGraph } from '../model/graph.js';
 import { evalMetricsFor } from '../model/evalMetrics.js';
 import { trainingConfigOf, trainingSpecFor } from '../model/trainingSpec.js';
@@ -13,6 +14,7 @@ import { optimizerFromKeras, optimizerFromOptions } from '../plan/optimizerOptio
 import type { OptimizerConfig } from '../plan/plan.js';
 import { defaultTraining, type DataRef, type TrainingSetup } from '../protocol/trainingSetup.js';
 import { modelDocument } from './modelRef.js';
+import { explainFileError } from '../wire/fileErrors.js';
 import { checkNumber, numberOption, type OptionValues } from './commands/optionValues.js';
 
 export type { OptionValues };
@@ -56,6 +58,11 @@ export function dataRefFrom(values: OptionValues, graph: ModelGraph): DataRef {
   const format = isDir ? (isImageFolder(path) ? 'images' : undefined) : formatOfFileName(path);
   if (table && format !== 'csv' && format !== 'tsv') throw new Error(`--label-column and --feature-columns go with a .csv or .tsv file; --data ${data} is ${format ? `${format} data` : 'a NumPy folder'}.`);
   if (format === undefined) {
+    const empty = isDir ? emptyClassFolders(path) : [];
+    if (empty.length) {
+      const shown = empty.slice(0, 6).join(', ') + (empty.length > 6 ? `, … ${empty.length - 6} more` : '');
+      throw new Error(`--data ${data}: its class folders (${shown}) hold no .png or .jpg images, and there are no .npy files beside them. Put each class's images in its folder (${join(path, empty[0], 'image.png')}), or give the folder of .npy files.`);
+    }
     if (!isDir && existsSync(path)) throw new Error(`--data ${data}: Shoal cannot tell this file's format by its name. Use .csv, .tsv, .jsonl, .npz, a dataset.json, or a folder (of .npy files or of class folders of images).`);
     if (holdOut !== undefined && split === undefined) throw new Error('--validation-holdout says which rows --validation-split holds out; give --validation-split F too (e.g. --validation-split 0.2).');
     return { kind: 'npy', dir: path, ...held };
@@ -95,7 +102,8 @@ function describedDataRef(file: string, held: { validationSplit?: number; valida
   try {
     raw = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`Cannot read dataset description ${file}: ${(err as Error).message}`);
+    if (err instanceof SyntaxError) throw new Error(`Dataset description ${file} is not valid JSON (${err.message}). Fix it, or pass the data file or folder itself as --data.`);
+    throw explainFileError(err, 'Dataset description', file);
   }
   const dataset = parseDatasetDescription(raw, file);
   const source = dataset.source.startsWith('~/') ? dataset.source : resolve(dirname(file), dataset.source);
@@ -125,20 +133,37 @@ export function trainingSetupFor(graph: ModelGraph, data: DataRef, loss: string 
     if (mismatch) throw new Error(mismatch);
     return { data, losses: spec.outputs, ...metrics, trainSamples: MNIST_TRAIN, validationSamples: MNIST_TEST, notes: ['data: the bundled MNIST digits', ...spec.notes] };
   }
-  const dataset = openUserData(data, arrays, seed);
+  let dataset: ReturnType<typeof openUserData>;
+  try {
+    dataset = openUserData(data, arrays, seed);
+  } catch (err) {
+    throw explainFileError(err, dataRole(data), dataPath(data));
+  }
   try {
     const classes = dataset.classes && Object.keys(dataset.classes).length ? { classes: dataset.classes } : {};
-    return { data, losses: spec.outputs, ...metrics, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, ...classes, notes: [`data: ${dataset.describe}`, ...spec.notes] };
+    const coverage = classCoverage(arrays, dataset.classes, `Data ${dataPath(data)}`);
+    return { data, losses: spec.outputs, ...metrics, trainSamples: dataset.train.size, validationSamples: dataset.validation.size, ...classes, notes: [`data: ${dataset.describe}`, ...coverage, ...spec.notes] };
   } finally {
     dataset.close();
   }
 }
 
+/** What a data reference is called in a message about its files: the option, or the description that names the source. */
+function dataRole(data: DataRef): string {
+  if (data.kind === 'dataset' && data.file) return `Data (the source of ${data.file})`;
+  return 'Data (--data)';
+}
+
+function dataPath(data: DataRef): string {
+  return data.kind === 'npy' ? data.dir : data.kind === 'dataset' ? data.dataset.source : data.kind;
+}
+
 /** The optimizer the options name, else the model file's own (training_config), else `fallback`. */
 export function optimizerFrom(values: OptionValues, graph: ModelGraph, fallback: OptimizerConfig | undefined): OptimizerConfig | undefined {
-  const lr = numberOption(values, 'lr', { above: 0, example: '0.001' });
+  // Past 10 every optimizer Shoal has diverges at once (the loss is NaN after a step or two).
+  const lr = numberOption(values, 'lr', { above: 0, max: 10, example: '0.001' });
   const momentum = numberOption(values, 'momentum', { min: 0, max: 1, example: '0.9' });
-  const weightDecay = numberOption(values, 'weight-decay', { min: 0, example: '0.004' });
+  const weightDecay = numberOption(values, 'weight-decay', { min: 0, max: 1, example: '0.004' });
   if (values.optimizer !== undefined) {
     return optimizerFromOptions(String(values.optimizer), lr, { momentum, nesterov: values.nesterov === true, weightDecay });
   }

@@ -20,6 +20,8 @@ export const LIMITS = {
   /** Micro-batches per virtual node, and virtual nodes per plan: the simulator draws each one. */
   microBatches: 65_536,
   virtualNodes: 65_536,
+  /** Steps of one job (--steps, or what --epochs comes to): far beyond any run, well inside the step counters. */
+  steps: 1_000_000_000,
   /** Samples of one global batch (an int32 index in the data order). */
   globalBatch: 2 ** 31 - 1,
   /** Bytes of a plan, cluster or model JSON file read from disk. */

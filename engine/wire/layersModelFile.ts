@@ -1,6 +1,7 @@
 import { mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { syncFolder, writeNewFileDurably } from './durableFiles.js';
+import { explainFileError } from './fileErrors.js';
 
 /**
  * A user's tfjs LayersModel on disk (`model.json` + `.bin` shards), read and written without tfjs,
@@ -213,7 +214,7 @@ export function weightFileIn(baseDir: string, path: string, source: string): str
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw new Error(`Weight file ${file} (listed in ${source}) is missing. Copy every .bin that model.save() wrote next to model.json.`);
     }
-    throw new Error(`Cannot read weight file ${file} (listed in ${source}): ${(err as Error).message}. Check that the file is readable.`);
+    throw explainFileError(err, `Weight file (listed in ${source})`, file);
   }
   if (!isInside(realpathSync(folder), real)) throw refuse(`is a link to ${real}, outside the folder`);
   if (!statSync(real).isFile()) throw refuse('is not a regular file');
@@ -253,7 +254,7 @@ function readWeightFile(file: string, source: string): Buffer {
   try {
     return readFileSync(file);
   } catch (err) {
-    throw new Error(`Cannot read weight file ${file} (listed in ${source}): ${(err as Error).message}. Check that the file is readable.`);
+    throw explainFileError(err, `Weight file (listed in ${source})`, file);
   }
 }
 

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { badFiles, badInputCases, type BadInputCase } from '../support/badInputCases.js';
+import { badDataCases, badDataFiles } from '../support/badInputData.js';
 
 /**
  * The project's own bad-input suite: a few hundred ordinary-but-wrong command lines over every
@@ -19,7 +20,8 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 mkdirSync(join(work, 'files'));
 const files = badFiles(join(work, 'files'));
 const outs = join(work, 'outs');
-const cases = badInputCases(files, (i) => join(outs, `run-${i}`));
+let dataRuns = 0;
+const cases = [...badInputCases(files, (i) => join(outs, `run-${i}`)), ...badDataCases(badDataFiles(join(work, 'files')), () => join(outs, `data-run-${dataRuns++}`))];
 const home = join(work, 'home');
 mkdirSync(home);
 const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, '.config'), XDG_DATA_HOME: join(home, '.local', 'share'), SHOAL_DATA_DIR: join(work, 'data'), CI: 'true' };

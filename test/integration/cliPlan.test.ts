@@ -94,9 +94,9 @@ describe('npx shoal plan', () => {
     writeFileSync(notJson, '{ "class_name": ');
     const cases: Array<[string[], RegExp]> = [
       [['--model', 'resnet9000', '--cluster', 'local:2'], /Unknown model "resnet9000"/],
-      [['--model', 'mlp', '--cluster', join(scratch, 'missing.json')], /Cannot read the cluster file .*missing\.json: no such file/],
+      [['--model', 'mlp', '--cluster', join(scratch, 'missing.json')], /The cluster file .*missing\.json does not exist/],
       [['--model', 'mlp', '--cluster', badCluster], /Unknown device preset "v999"/],
-      [['--model', notJson, '--cluster', 'local:2'], /model file .*broken\.json is not valid JSON/],
+      [['--model', notJson, '--cluster', 'local:2'], /Model file .*broken\.json is not valid JSON/],
       [['--model', 'mlp', '--cluster', 'local:2', '--top', 'three'], /--top "three": not a number; expected a whole number at least 1/],
       [['--model', 'mlp'], /--cluster is required/],
       [['--model', 'gpt2-xl', '--cluster', 'local:2'], /No plan for "gpt2-xl" fits in memory/],

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { selectBackend } from '../../agents/backend/selectBackend.js';
-import { stepsFor } from '../../engine/node/jobs/jobConfigs.js';
+import { stepsPerEpoch } from '../../engine/data/dataOrder.js';
 import { loadModel } from '../../engine/node/modelRef.js';
 import type { Plan } from '../../engine/plan/plan.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
@@ -34,7 +34,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-const steps = () => stepsFor(userPlan(loadModel(file.model), 'pp1-dp1'), EPOCHS, undefined, ROWS);
+const steps = () => EPOCHS * stepsPerEpoch(ROWS, userPlan(loadModel(file.model), 'pp1-dp1').globalBatch);
 
 async function shoal(preset: string, agents: number, extra: Partial<Plan> = {}) {
   const model = loadModel(file.model);

@@ -103,17 +103,22 @@ export interface WeightConstraint {
   apply(w: tf.Tensor): tf.Tensor;
 }
 
-/** Set weights by manifest name (pretrained weights, or a checkpoint); returns the names not found. */
-export function assignWeights(model: tfl.LayersModel, values: Map<string, Float32Array>): string[] {
+/**
+ * Set weights by manifest name (pretrained weights); returns the names not found. Each must have the
+ * model's shape exactly, as tfjs's loadWeights demands: a [2, 4] kernel for a [4, 2] one has the
+ * right size but would be read transposed.
+ */
+export function assignWeights(model: tfl.LayersModel, weights: Map<string, { shape: number[]; values: Float32Array }>): string[] {
   const missing: string[] = [];
   for (const w of model.weights) {
-    const value = values.get(w.originalName);
-    if (!value) {
+    const weight = weights.get(w.originalName);
+    if (!weight) {
       missing.push(w.originalName);
       continue;
     }
+    const value = weight.values;
     const size = w.shape.reduce((a: number, b) => a * (b ?? 1), 1);
-    if (value.length !== size) throw new Error(`Weight "${w.originalName}" has ${value.length} values in the weights file but ${size} in the model (shape [${w.shape}]).`);
+    if (value.length !== size || weight.shape.join(',') !== w.shape.join(',')) throw new Error(`Weight "${w.originalName}" has shape [${weight.shape}] (${value.length} values) in the weights file but [${w.shape}] (${size} values) in the model. Save the model and its weights together with model.save().`);
     tf.tidy(() => {
       w.write(tf.tensor(value, w.shape as number[], w.dtype));
     });

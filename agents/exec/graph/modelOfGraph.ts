@@ -15,7 +15,7 @@ export async function layersModelOf(graph: ModelGraph, seed: number): Promise<tf
   const file = readLayersModel(hostPath(graph.source.modelFile));
   const model = await buildLayersModel(file.topology, seed);
   if (file.weights) {
-    const missing = assignWeights(model, new Map([...file.weights].map(([name, w]) => [name, w.values])));
+    const missing = assignWeights(model, file.weights);
     if (missing.length > 0) {
       throw new Error(`The weights of ${graph.source.modelFile} lack ${missing.length} of the model's weights (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}). Save the model and its weights together with model.save().`);
     }

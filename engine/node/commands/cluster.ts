@@ -120,6 +120,9 @@ function addCommand(args: string[], io: CommandIo): number {
   const hosts: SshHost[] = [];
   for (const spec of values.host ?? []) {
     const { user, address, port } = parseHostSpec(spec, me);
+    // The same host twice would start two agents' worth of work on one machine that was meant for one.
+    const twice = hosts.find((h) => h.address === address && h.port === port && h.user === user);
+    if (twice) throw new Error(`--host ${spec} is given twice (${user}@${endpointLabel({ address, port })}): give each host once.`);
     // The alias is the address; a second host on the same address (another port) gets the port too.
     const taken = [...existing, ...hosts].some((h) => h.alias === address && (h.address !== address || h.port !== port));
     const alias = taken ? `${address}-${port}` : address;

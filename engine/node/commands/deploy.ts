@@ -16,10 +16,11 @@ import { resolveClusterArg } from '../hosts/clusterArg.js';
 import { connectPrompts } from './connectPrompts.js';
 import { attachJob } from '../jobs/attachJob.js';
 import { deployJob } from '../jobs/deployJob.js';
-import { stepsFor } from '../jobs/jobConfigs.js';
+import { preflightJob } from '../jobs/jobPreflight.js';
 import { jobEventWriter, prepareProgress, processIo } from './jobIo.js';
 import { buildPlan, runLength, TRAIN_OPTIONS } from './train.js';
 import { intOption } from './optionValues.js';
+import { LIMITS } from '../../plan/limits.js';
 import { detachOnInterrupt } from './detachHint.js';
 import { reportCommandError } from './usage.js';
 
@@ -67,9 +68,10 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     for (const note of training.notes) io.err(`shoal: ${note}\n`);
     // Options are read as strictly as `shoal train` reads them: "abc", "1.5" or "-5" steps are refused.
     const length = runLength(values);
-    const steps = length.steps ?? stepsFor(plan, length.epochs, undefined, training.trainSamples);
-    const evalEvery = intOption(values, 'eval-every', { example: '50' }) ?? stepsPerEpoch(training.trainSamples, plan.globalBatch);
-    const checkpointEvery = intOption(values, 'checkpoint-every', { example: '100' });
+    // The checks every job passes (the plan on its agents, its memory, the batch, the length), before any host is touched.
+    const steps = preflightJob({ plan, model, agents: agentsNeeded(plan), training, ...length });
+    const evalEvery = intOption(values, 'eval-every', { max: LIMITS.steps, example: '50' }) ?? stepsPerEpoch(training.trainSamples, plan.globalBatch);
+    const checkpointEvery = intOption(values, 'checkpoint-every', { max: LIMITS.steps, example: '100' });
     queue = cluster.kind === 'slurm' ? cancelQueueOnInterrupt(io) : undefined;
     launcher =
       cluster.kind === 'local'
@@ -104,7 +106,7 @@ export async function runDeployCommand(args: string[], io: CommandIo = processIo
     io.err(`Following job ${record.jobId} (leaving does not stop it; shoal stop ${record.jobId} does).\n`);
     const release = detachOnInterrupt(record.jobId, io);
     try {
-      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true));
+      const result = await attachJob(launcher, record, jobEventWriter(io, values.json === true, values.verbose === true, training.validationSamples));
       return result.ended === 'finished' ? 0 : 1;
     } finally {
       release();

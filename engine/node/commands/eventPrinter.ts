@@ -1,8 +1,13 @@
 import type { Confusion, ValidationResult } from '../../protocol/evaluation.js';
 import type { JobEvent } from '../../protocol/events.js';
 
-/** One readable line for an event, or null for events a person need not see (info logs, most steps). */
-export function describeEvent(event: JobEvent): string | null {
+/**
+ * One readable line for an event, or null for events a person need not see (info logs, most steps).
+ * `validationSamples` 0 says the job has no validation set: its evaluations measured nothing, so
+ * none of their figures is printed.
+ */
+export function describeEvent(event: JobEvent, validationSamples?: number): string | null {
+  const validationText = (result: ValidationResult) => (validationSamples === 0 ? 'no validation set (--validation-split F or a val/ folder gives one)' : measuredText(result));
   switch (event.type) {
     case 'status':
       return `status: ${event.state}${event.message ? ` — ${event.message}` : ''}`;
@@ -16,7 +21,7 @@ export function describeEvent(event: JobEvent): string | null {
       return `generation ${event.generation} from step ${event.step} (${event.reason}): ${event.agents.length} agents training${others}; ${stages} stage(s) × ${replicas} replica(s), virtual nodes [${vnodes.join(', ')}]`;
     }
     case 'step':
-      return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${event.loss.toFixed(4)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
+      return event.step % 25 === 0 ? `step ${event.step}  epoch ${event.epoch.toFixed(2)}  loss ${lossText(event.loss)}  ${event.samplesPerSec.toFixed(0)} samples/s` : null;
     case 'eval':
       return `eval after step ${event.step}: ${validationText(event)}`;
     case 'log':
@@ -42,8 +47,13 @@ export function describeEvent(event: JobEvent): string | null {
   }
 }
 
+/** A NaN or infinite loss reaches here as null (JSON has no NaN): say what it means. */
+function lossText(loss: number | null): string {
+  return typeof loss === 'number' && Number.isFinite(loss) ? loss.toFixed(4) : 'not a number (training diverged: try a smaller --lr)';
+}
+
 /** Validation accuracy, loss and the model's metrics on one line. */
-function validationText(result: ValidationResult): string {
+function measuredText(result: ValidationResult): string {
   const parts = [...(result.validationAccuracy === undefined ? [] : [`validation accuracy ${(result.validationAccuracy * 100).toFixed(2)}%`]), `validation loss ${result.validationLoss.toFixed(4)}`];
   for (const [name, value] of Object.entries(result.metrics ?? {})) {
     // The accuracy a classifier reports anyway is not said twice.
@@ -73,11 +83,11 @@ function confusionText(c: Confusion): string {
 }
 
 /** `--json`: every event as one JSON line; otherwise the readable lines. */
-export function eventPrinter(json: boolean): (event: JobEvent) => void {
+export function eventPrinter(json: boolean, validationSamples?: number): (event: JobEvent) => void {
   return (event) => {
     if (json) process.stdout.write(JSON.stringify(event) + '\n');
     else {
-      const line = describeEvent(event);
+      const line = describeEvent(event, validationSamples);
       if (line) process.stdout.write(line + '\n');
     }
   };

@@ -1,5 +1,6 @@
 import { readFileSync, statSync } from 'node:fs';
 import { LIMITS } from '../../plan/limits.js';
+import { explainFileError } from '../../wire/fileErrors.js';
 
 /**
  * A JSON input file (plan, cluster, model), read only if it is no larger than LIMITS.fileBytes: a
@@ -11,8 +12,7 @@ export function readJsonFile(file: string, what: string): unknown {
   try {
     size = statSync(file).size;
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(`Cannot read the ${what} file ${file}: ${code === 'ENOENT' ? 'no such file' : (err as Error).message}.`);
+    throw explainFileError(err, `The ${what} file`, file);
   }
   if (size > LIMITS.fileBytes) {
     throw new Error(`The ${what} file ${file} is ${(size / 2 ** 20).toFixed(1)} MiB; Shoal reads ${what} files of at most ${LIMITS.fileBytes / 2 ** 20} MiB. Check that it is the right file.`);
@@ -21,7 +21,7 @@ export function readJsonFile(file: string, what: string): unknown {
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new Error(`Cannot read the ${what} file ${file}: ${(err as Error).message}.`);
+    throw explainFileError(err, `The ${what} file`, file);
   }
   try {
     return JSON.parse(text);

@@ -18,10 +18,10 @@ export function prepareProgress(io: CommandIo, width: number): (e: PrepareEvent)
 }
 
 /** Events as JSON lines, or as readable lines; logs always carry their host and rank. */
-export function jobEventWriter(io: CommandIo, json: boolean, verbose = false): (e: JobEvent) => void {
+export function jobEventWriter(io: CommandIo, json: boolean, verbose = false, validationSamples?: number): (e: JobEvent) => void {
   return (e) => {
     if (json) return io.out(JSON.stringify(e) + '\n');
-    const line = verbose && e.type === 'log' ? `[${e.host}${e.rank === null ? '' : ` rank ${e.rank}`}] ${e.message}` : describeEvent(e);
+    const line = verbose && e.type === 'log' ? `[${e.host}${e.rank === null ? '' : ` rank ${e.rank}`}] ${e.message}` : describeEvent(e, validationSamples);
     if (line) io.out(line + '\n');
   };
 }

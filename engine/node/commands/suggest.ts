@@ -1,14 +1,10 @@
-import { resolve } from 'node:path';
-import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { resolve } from 'node:path';
 import { parseClusterSpec } from '../../cluster/parseClusterSpec.js';
 import { withMeasuredLinks } from '../../cluster/measuredLinks.js';
 import { clusterProfileFile, loadClusterProfile } from '../hosts/clusterProfile.js';
 import type { ClusterSpec } from '../../cluster/spec.js';
 import type { ModelGraph } from '../../model/graph.js';
-import { importKerasModel } from '../../model/import/importKeras.js';
-import { zooModel } from '../../model/zoo.js';
-import { tfjsLayerLibrary } from '../../wire/tfjsLayerLibrary.js';
 import { registerUserLayers } from '../../wire/userLayers.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
 import { presetPlan } from '../../plan/presets.js';
@@ -16,6 +12,7 @@ import { executionSupport } from '../../plan/executionSupport.js';
 import { formatSuggestions } from '../../planner/formatSuggestions.js';
 import { SAMPLES_PER_DEVICE, suggestPlans } from '../../planner/suggestPlans.js';
 import { defaultLocalAgents } from '../jobs/localJob.js';
+import { openModelWithWarnings } from '../modelRef.js';
 import { fail, failUsage } from './fail.js';
 import { readJsonFile } from './inputFiles.js';
 import { intOption, localClusterOption } from './optionValues.js';
@@ -86,32 +83,16 @@ function readJson(file: string, what: string): unknown {
 
 /** A zoo name or a Keras / tfjs model file (its import diagnostics as text); a cluster file or local:N. */
 async function resolvePlanInputs(modelArg: string, clusterArg: string, localAgents: number, layersFile?: string): Promise<{ model: ModelGraph; cluster: ClusterSpec; diagnostics?: string }> {
-  const isFile = (arg: string) => arg.endsWith('.json') || existsSync(arg);
-  let model: ModelGraph;
-  let diagnostics: string | undefined;
-  if (layersFile !== undefined) {
-    try {
-      await registerUserLayers(layersFile);
-    } catch (err) {
-      fail((err as Error).message);
-    }
+  // The one loader `shoal train` uses, so its refusals (and what the agents can run) are the same.
+  let opened: ReturnType<typeof openModelWithWarnings>;
+  try {
+    if (layersFile !== undefined) await registerUserLayers(layersFile);
+    opened = openModelWithWarnings(modelArg, layersFile === undefined ? undefined : resolve(layersFile));
+  } catch (err) {
+    fail((err as Error).message);
   }
-  if (isFile(modelArg)) {
-    const document = readJson(modelArg, 'model');
-    let imported: ReturnType<typeof importKerasModel>;
-    try {
-      imported = importKerasModel(document, { library: tfjsLayerLibrary });
-    } catch (err) {
-      fail(`Model file ${modelArg}: ${(err as Error).message}`);
-    }
-    // Opened from a file: what the agents can run of it is judged as for `shoal train --model`.
-    model = { ...imported.graph, source: { modelFile: resolve(modelArg), ...(layersFile ? { layersFile: resolve(layersFile) } : {}) } };
-    // A model that did not import cleanly would be planned from a partial graph (and priced at NaN%).
-    if (hasErrors(imported.diagnostics)) fail(`Model file ${modelArg} cannot be imported:\n${formatDiagnostics(imported.diagnostics)}`);
-    if (imported.diagnostics.length) diagnostics = `${modelArg}:\n${formatDiagnostics(imported.diagnostics)}`;
-  } else {
-    model = zooModel(modelArg);
-  }
+  const model = opened.graph;
+  const diagnostics = opened.warnings.length ? `${modelArg}:\n${formatDiagnostics(opened.warnings)}` : undefined;
   const cluster = /^local(:|$)/.test(clusterArg) ? localClusterOption(clusterArg, localAgents, (line) => process.stderr.write(`shoal: warning: ${line}\n`)).spec : parseClusterSpec(readJson(clusterArg, 'cluster'));
   return { model, cluster, ...(diagnostics ? { diagnostics } : {}) };
 }

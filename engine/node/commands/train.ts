@@ -4,10 +4,9 @@ import type { ModelGraph } from '../../model/graph.js';
 import { layersOption, loadModel, modelRef, openModel } from '../modelRef.js';
 import { optimizerFrom, shuffleFrom, trainingSetupFrom, TRAINING_OPTIONS } from '../trainingOptions.js';
 import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
-import { executionSupport } from '../../plan/executionSupport.js';
 import { agentsNeeded, parsePlan, type Plan } from '../../plan/plan.js';
 import { DEFAULT_OPTIMIZER, presetPlan } from '../../plan/presets.js';
-import { validatePlan } from '../../plan/validate.js';
+import { planDiagnostics } from '../jobs/jobPreflight.js';
 import { defaultLocalAgents, LocalJob } from '../jobs/localJob.js';
 import { eventPrinter } from './eventPrinter.js';
 import { fail, failUsage } from './fail.js';
@@ -16,6 +15,7 @@ import { readJsonFile } from './inputFiles.js';
 import { intOption, localClusterOption, numberOption, OptionError } from './optionValues.js';
 import { assertRunFolderUsable } from '../jobs/runFolderGuard.js';
 import { planFileConflicts } from './planFileFlags.js';
+import { LIMITS } from '../../plan/limits.js';
 
 export type TrainValues = Record<string, string | boolean | undefined>;
 
@@ -108,8 +108,9 @@ export function buildPlan(values: TrainValues, model: ModelGraph = loadModel(Str
 
 /** How long to train: --steps (whole, ≥ 1) or --epochs (a positive number, 5 by default). */
 export function runLength(values: TrainValues): { steps?: number; epochs?: number } {
-  const steps = intOption(values, 'steps', { example: '100' });
-  const epochs = numberOption(values, 'epochs', { above: 0, example: '5' });
+  const steps = intOption(values, 'steps', { max: LIMITS.steps, example: '100' });
+  // An upper bound for the epochs themselves; the steps they come to are checked against the data (jobPreflight.ts).
+  const epochs = numberOption(values, 'epochs', { above: 0, max: LIMITS.steps, example: '5' });
   if (steps !== undefined && epochs !== undefined) throw new Error('--steps and --epochs both say how long to train: give one of them.');
   return steps !== undefined ? { steps } : { epochs: epochs ?? 5 };
 }
@@ -146,8 +147,8 @@ export async function runTrain(values: TrainValues): Promise<void> {
     // Every option is checked before the model is read or any process starts.
     length = runLength(values);
     runDir = runFolderOption(values);
-    checkpointEverySteps = intOption(values, 'checkpoint-every', { example: '100' });
-    evalEverySteps = intOption(values, 'eval-every', { example: '50' });
+    checkpointEverySteps = intOption(values, 'checkpoint-every', { max: LIMITS.steps, example: '100' });
+    evalEverySteps = intOption(values, 'eval-every', { max: LIMITS.steps, example: '50' });
     model = await openModel(String(values.model ?? fail('--model is required: a built-in model (`shoal models`) or a model.json file.')), layersOption(values));
     plan = buildPlan(values, model);
     // Without --cluster the plan is checked on as many local agents as it needs (at least the default),
@@ -160,7 +161,7 @@ export async function runTrain(values: TrainValues): Promise<void> {
   }
   for (const note of training.notes) process.stderr.write(`shoal: ${note}\n`);
   const { steps, epochs } = length;
-  const printEvent = eventPrinter(Boolean(values.json));
+  const printEvent = eventPrinter(Boolean(values.json), training.validationSamples);
   let datasetShown = false;
   const job = new LocalJob({
     model,
@@ -217,7 +218,8 @@ export async function printPresetPlan(values: TrainValues): Promise<void> {
     fail((err as Error).message);
   }
   process.stdout.write(JSON.stringify(plan, null, 2) + '\n');
-  const diagnostics = [...validatePlan(plan, model, cluster.spec), ...executionSupport(plan, model)];
+  // The checks a job of this plan would pass before it starts, its memory per device included.
+  const diagnostics = planDiagnostics(plan, model, cluster.spec);
   if (hasErrors(diagnostics)) fail(formatDiagnostics(diagnostics));
   if (diagnostics.length) process.stderr.write(formatDiagnostics(diagnostics) + '\n');
 }

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { makeFolders } from '../../wire/fileErrors.js';
 import { dirname, join } from 'node:path';
 
 /**
@@ -16,11 +17,7 @@ export function prepareExportFolder(dir: string): void {
   if (existsSync(modelJson) && !isShoalExport(modelJson)) {
     throw new Error(`Export folder ${dir} (--out) already holds a model.json that is not a Shoal export (the model trained from?); exporting there would replace it. Choose another folder (--out).`);
   }
-  try {
-    mkdirSync(dir, { recursive: true });
-  } catch (err) {
-    throw new Error(`Cannot create export folder ${dir} (--out): ${(err as Error).message}. Choose a folder you can write to.`);
-  }
+  makeFolders(dir, 'Export folder (--out)');
 }
 
 /** A model.json an earlier `shoal export` wrote: it records the checkpoint it came from. */

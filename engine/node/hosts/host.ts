@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HostSpecSchema } from '../../protocol/clusters.js';
 
 /**
  * A machine reached over SSH, as Shoal stores it. Only the *paths* of identity files are kept: Shoal
@@ -61,6 +62,9 @@ export function endpointLabel(e: { address: string; port: number }): string {
  * Throws a message that shows the expected form.
  */
 export function parseHostSpec(spec: string, defaultUser: string): { user: string; address: string; port: number } {
+  // The studio's form reads hosts with this schema: the command line refuses what it refuses.
+  const checked = HostSpecSchema.safeParse(spec);
+  if (!checked.success) throw new Error(`${checked.error.issues[0]?.message ?? `"${spec}" is not a host`}.`);
   const at = spec.lastIndexOf('@');
   const user = at >= 0 ? spec.slice(0, at) : defaultUser;
   const rest = at >= 0 ? spec.slice(at + 1) : spec;

@@ -11,7 +11,8 @@ import type { TrainingSetup } from '../../protocol/trainingSetup.js';
 import { jobInputs } from '../deploy/jobInputs.js';
 import { modelRef } from '../modelRef.js';
 import { placeAgentSlots, splitTensorGroupWarnings, type AgentSlot } from './agentPlacement.js';
-import { agentConfig, assertPlanRuns, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
+import { assertPlanRuns } from './jobPreflight.js';
+import { agentConfig, coordinatorConfig, newJobId, newJobSecret, type CoordinatorTuning } from './jobConfigs.js';
 
 export interface DeployOptions {
   launcher: Launcher;

@@ -1,13 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { localClusterSpec } from '../../cluster/cluster.js';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
 import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
-import { formatDiagnostics, hasErrors } from '../../plan/diagnostics.js';
-import { executionSupport } from '../../plan/executionSupport.js';
 import type { Plan } from '../../plan/plan.js';
-import { validatePlan } from '../../plan/validate.js';
 import type { AgentConfig, CoordinatorConfig } from '../../protocol/processConfig.js';
 import type { SyntheticStageMs } from '../../protocol/syntheticStage.js';
 import { sampleCounts, type TrainingSetup } from '../../protocol/trainingSetup.js';
@@ -72,19 +68,6 @@ export function newJobId(): string {
 
 export function newJobSecret(): string {
   return randomBytes(32).toString('hex');
-}
-
-/** A plan that cannot run on `agents` processes is refused before anything starts, with the validator's diagnostics. */
-export function assertPlanRuns(plan: Plan, model: ModelGraph, agents: number): void {
-  // The plan's device indices are checked against the hosts' devices once they are known (agentPlacement.ts).
-  const devices = Math.max(agents, ...plan.stages.flatMap((s) => s.devices ?? []).map((d) => d + 1));
-  const diagnostics = [...validatePlan(plan, model, localClusterSpec(devices)), ...executionSupport(plan, model)];
-  if (hasErrors(diagnostics)) throw new Error(`The plan cannot run:\n${formatDiagnostics(diagnostics)}`);
-}
-
-export function stepsFor(plan: Plan, epochs?: number, steps?: number, trainSamples = MNIST_TRAIN): number {
-  if (steps !== undefined) return steps;
-  return Math.max(1, Math.round((epochs ?? 1) * stepsPerEpoch(trainSamples, plan.globalBatch)));
 }
 
 /** Evaluate once per epoch unless told otherwise. */

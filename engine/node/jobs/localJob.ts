@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
 import type { TrainingSetup } from '../../protocol/trainingSetup.js';
@@ -11,13 +12,15 @@ import { attachJob } from './attachJob.js';
 import { removeControlFile, writeControlFile, writeMembershipFile } from './controlFile.js';
 import { deployJob } from './deployJob.js';
 import type { DeployRecord } from './deployRecord.js';
-import { agentConfig, assertPlanRuns, defaultEvalEvery, newJobId, stepsFor, tuningOf, type CoordinatorTuning } from './jobConfigs.js';
+import { agentConfig, defaultEvalEvery, newJobId, tuningOf, type CoordinatorTuning } from './jobConfigs.js';
+import { preflightJob } from './jobPreflight.js';
 import { requestCheckpointAndStop, type ResizeRequest } from './jobControl.js';
 import { JobEventLog } from './jobEventLog.js';
 import { LocalJobExits } from './localJobExits.js';
 import { checkResizable, resizeJob } from './resizeJob.js';
 import { runsRoot } from './runStore.js';
 import { releaseRunLock } from './runLock.js';
+import { discardUnstartedRun } from './runFolderGuard.js';
 import { awaitStopOutcome, type StopOutcome } from './stopOutcome.js';
 import type { StudioJob } from './studioJob.js';
 
@@ -67,9 +70,13 @@ export class LocalJob implements StudioJob {
   readonly startedAt = Date.now();
   /** Folder of this run on disk (job.json, events.jsonl, checkpoints/). */
   readonly runDir: string;
+  /** How many steps it runs (checked before anything starts: jobPreflight.ts). */
+  readonly steps: number;
   /** Resolves with the final event, or rejects with the reason the job failed or was stopped. */
   done: Promise<FinalEvent> | null = null;
   private readonly launcher: LocalLauncher;
+  /** Whether the run folder was there before this job (a resumed run's, an empty one): then only its own files are ever removed. */
+  private readonly folderExisted: boolean;
   private record: DeployRecord | null = null;
   private secret = '';
   private stopping = false;
@@ -81,9 +88,10 @@ export class LocalJob implements StudioJob {
   private failWith: (err: Error) => void = () => {};
 
   constructor(readonly options: LocalJobOptions) {
-    assertPlanRuns(options.plan, options.model, options.agents);
+    this.steps = preflightJob(options);
     this.id = newJobId();
     this.runDir = options.runDir ?? join(runsRoot(), this.id);
+    this.folderExisted = existsSync(this.runDir);
     this.journal = new JobEventLog((event, index) => {
       // Who holds which rank now, for `shoal resize` in another process (no secret in it).
       if (event.type === 'membership') writeMembershipFile(this.runDir, event);
@@ -102,7 +110,10 @@ export class LocalJob implements StudioJob {
   /** Start the processes; the returned promise is also kept as `done`. */
   start(): Promise<FinalEvent> {
     if (!this.done) {
-      this.done = this.run();
+      this.done = this.run().catch(async (err: unknown) => {
+        await this.discardIfUnstarted();
+        throw err;
+      });
       this.done.catch(() => {});
     }
     return this.done;
@@ -123,7 +134,7 @@ export class LocalJob implements StudioJob {
 
   private async run(): Promise<FinalEvent> {
     const o = this.options;
-    const steps = stepsFor(o.plan, o.epochs, o.steps, o.training?.trainSamples);
+    const steps = this.steps;
     this.journal.emit({ type: 'status', state: 'starting', message: `starting a coordinator and ${o.agents} agents for ${steps} steps`, time: Date.now() });
     for (const note of o.notes ?? []) this.journal.log('info', 'studio', null, note);
     const finalEvent = new Promise<FinalEvent>((resolve, reject) => ((this.resolveFinal = resolve), (this.failWith = reject)));
@@ -293,6 +304,17 @@ export class LocalJob implements StudioJob {
   summary(): JobSummary {
     const { model, agents, plan } = this.options;
     return { id: this.id, model: model.name, state: this.state, startedAt: this.startedAt, agents, events: this.events.length, schedule: plan.schedule };
+  }
+
+  /**
+   * A new job that ended before its first step (an agent refused the weights, an image would not
+   * decode) leaves no half-made run folder: once its processes are gone, what it wrote is removed.
+   * A resumed run's folder is the user's run and stays as it was.
+   */
+  private async discardIfUnstarted(): Promise<void> {
+    if (this.options.resumeFrom !== undefined || this.events.some((e) => e.type === 'step')) return;
+    await this.launcher.exited();
+    discardUnstartedRun(this.runDir, this.id, this.folderExisted);
   }
 
   /** Wait until every process of the job has exited (after `done`). */

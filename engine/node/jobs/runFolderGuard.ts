@@ -38,17 +38,20 @@ function contentsOf(dir: string): string[] {
   });
 }
 
-/** "job J, at step N (saved DATE)": what an earlier run in `dir` reached, from its records' names and times. */
-function earlierRun(dir: string): string | undefined {
-  const record = join(dir, 'job.json');
-  if (!existsSync(record)) return undefined;
-  let jobId: unknown;
+/** The job id a run folder's job.json records, or undefined. */
+function recordedJobId(dir: string): string | undefined {
   try {
-    jobId = (JSON.parse(readFileSync(record, 'utf8')) as { jobId?: unknown }).jobId;
+    const jobId = (JSON.parse(readFileSync(join(dir, 'job.json'), 'utf8')) as { jobId?: unknown }).jobId;
+    return typeof jobId === 'string' ? jobId : undefined;
   } catch {
     return undefined;
   }
-  if (typeof jobId !== 'string') return undefined;
+}
+
+/** "job J, at step N (saved DATE)": what an earlier run in `dir` reached, from its records' names and times. */
+function earlierRun(dir: string): string | undefined {
+  const jobId = recordedJobId(dir);
+  if (jobId === undefined) return undefined;
   const checkpoints = join(dir, 'checkpoints');
   const newest = existsSync(checkpoints) && statSync(checkpoints).isDirectory() ? checkpointFilesIn(checkpoints).at(-1) : undefined;
   if (!newest) return `job ${jobId}, with no checkpoint`;
@@ -88,4 +91,18 @@ export function clearEarlierRun(dir: string): void {
   for (const name of RUN_FILES) rmSync(join(dir, name), { recursive: true, force: true });
   const checkpoints = join(dir, 'checkpoints');
   for (const file of checkpointFilesIn(checkpoints)) rmSync(join(checkpoints, file), { force: true });
+}
+
+/**
+ * A job that failed or was stopped before its first step leaves no half-made run folder: what it
+ * wrote (its records, an empty checkpoints folder, its lock) goes, and the folder too when this job
+ * made it. Only a folder whose record is job `jobId`'s (a job refused before it took its folder
+ * touches nothing), never a checkpoint (a job that wrote one has a run worth resuming), never other files.
+ */
+export function discardUnstartedRun(dir: string, jobId: string, folderExisted: boolean): void {
+  const checkpoints = join(dir, 'checkpoints');
+  if (!existsSync(join(dir, 'job.json')) || recordedJobId(dir) !== jobId || checkpointFilesIn(checkpoints).length > 0) return;
+  for (const name of [...RUN_FILES, RUN_LOCK]) rmSync(join(dir, name), { recursive: true, force: true });
+  if (existsSync(checkpoints) && readdirSync(checkpoints).length === 0) rmSync(checkpoints, { recursive: true, force: true });
+  if (!folderExisted && readdirSync(dir).length === 0) rmSync(dir, { recursive: true, force: true });
 }

@@ -1,5 +1,6 @@
 import { latestCheckpointIn } from '../../wire/checkpointFolder.js';
-import { existsSync, mkdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { makeFolders } from '../../wire/fileErrors.js';
+import { existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { readRunRecord, RUN_RECORD_VERSION, type RunRecord } from './runRecord.js';
@@ -25,11 +26,7 @@ export function runsRoot(): string {
  */
 export function createRunDir(record: RunRecord, dir = join(runsRoot(), record.jobId), warn?: (message: string) => void, use: RunFolderUse = {}): string {
   assertRunFolderUsable(dir, use);
-  try {
-    mkdirSync(join(dir, 'checkpoints'), { recursive: true });
-  } catch (err) {
-    throw new Error(`Cannot create run folder ${dir}: ${(err as Error).message}. Choose a folder you can write to (--out).`);
-  }
+  makeFolders(join(dir, 'checkpoints'), 'The run folder (--out)');
   acquireRunLock(dir, warn);
   if (use.overwrite && !use.resuming) clearEarlierRun(dir);
   // A resumed run keeps the record it had; a new one fingerprints its data once, here.

@@ -8,7 +8,12 @@ export function checkedNpyFolder(dir: string, arrays: ModelArrays, validationSpl
   const dataset = openNpyFolder(dir, arrays, { validationSplit, validationHoldOut, seed });
   for (const spec of [...arrays.inputs, ...arrays.targets]) {
     if (!spec.range) continue;
-    const { min, max } = dataset.labelRange(spec.name);
+    const { min, max, firstNonInteger: odd } = dataset.labelRange(spec.name);
+    if (odd) {
+      dataset.close();
+      const what = arrays.inputs.includes(spec) ? `input "${spec.name}" takes integer ids` : `output "${spec.name}" takes class ids`;
+      throw new Error(`NumPy folder ${dir}: ${odd.path} sample ${odd.row}: ${odd.value} is not a whole number, but model ${what} (${spec.range[0]}..${spec.range[1]}). Save whole class ids (np.save(path, y.astype(np.int64))), or use a regression loss (--loss mse).`);
+    }
     if (!(min >= spec.range[0] && max <= spec.range[1])) {
       dataset.close();
       const what = arrays.inputs.includes(spec) ? 'token ids of input' : 'targets of output';

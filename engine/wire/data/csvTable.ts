@@ -103,6 +103,12 @@ export function openCsvTable(path: string, description: DatasetDescription, arra
     }
     const shape = fixedShape(path, array, 'input');
     if (rowSizeOf(shape) !== cs.length) {
+      // A column of numbers with a stray word was left out as non-numeric: the cell is the cause.
+      const stray = feed === inputs[0]?.feed && !description.inputs ? header.findIndex((h, c) => skipped.includes(h) && columns[c].numbers > 0 && columns[c].firstText) : -1;
+      if (stray >= 0) {
+        const cell = columns[stray].firstText!;
+        throw new Error(`${path} row ${cell.row}, column '${header[stray]}': "${cell.value}" is not a number, so the column was left out of the features, leaving ${cs.length} for model input '${array.name}', which takes ${rowSizeOf(shape)}. Fix that cell (a column's every value must be a number), or choose the columns with --feature-columns.`);
+      }
       throw new Error(`${path}: ${cs.length} feature columns (${cs.map((c) => header[c]).join(', ')}) for model input '${array.name}', which takes ${rowSizeOf(shape)} values per sample (shape (${shape.join(', ')})). ${description.inputs ? 'List' : 'Pass --feature-columns with'} exactly ${rowSizeOf(shape)} columns.`);
     }
     const base = featureBase;

@@ -31,6 +31,16 @@ export function isImageFolder(dir: string): boolean {
   return subdirs.some((d) => readdirSync(join(dir, d)).some((f) => IMAGE.test(f))) || (subdirs.includes('train') && isImageFolder(join(dir, 'train')));
 }
 
+/**
+ * The class folders of a folder that looks like an image folder not yet filled: folders, no .npy files
+ * beside them, and not one .png or .jpg in any of them. Empty otherwise (a NumPy folder, an image folder).
+ */
+export function emptyClassFolders(dir: string): string[] {
+  if (!existsSync(dir) || !statSync(dir).isDirectory() || isImageFolder(dir)) return [];
+  if (readdirSync(dir).some((f) => /\.npy$/i.test(f))) return [];
+  return subfolders(dir);
+}
+
 export function openImageFolder(dir: string, description: DatasetDescription, arrays: ModelArrays, seed: number): ImageFolderDataset {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) throw new Error(`Image folder ${dir} does not exist or is not a folder. Pass the folder that holds one subfolder of images per class.`);
   if (arrays.inputs.length !== 1 || arrays.targets.length !== 1) {

@@ -25,12 +25,19 @@ export interface NpyFolderWants {
 
 export interface NpyDataset extends Dataset {
   /** Smallest and largest value of an array over all its samples (train and validation), for label checks (a NaN is refused by the read, with its sample). */
-  labelRange(name: string): { min: number; max: number };
+  labelRange(name: string): ValueRange;
 }
 
 /** File name of a layer's array: '/' is not allowed in file names, so it becomes '__'. */
 export function npyFileName(layerName: string): string {
   return `${layerName.replace(/\//g, '__')}.npy`;
+}
+
+/** An array's smallest and largest value, and where the first value that is not a whole number lies (row: 0-based sample). */
+export interface ValueRange {
+  min: number;
+  max: number;
+  firstNonInteger?: { path: string; row: number; value: number };
 }
 
 const isInteger = (dtype: string) => /^(u?int|bool)/.test(dtype);
@@ -130,7 +137,7 @@ export function openNpyFolder(dir: string, wants: NpyFolderWants, options: { val
     }
 
     scanSmallFloats([...train.values(), ...(val?.values() ?? [])]);
-    const ranges = new Map<string, { min: number; max: number }>();
+    const ranges = new Map<string, ValueRange>();
     return {
       ...dataset,
       labelRange(name) {
@@ -183,9 +190,10 @@ export function scanSmallFloats(files: Iterable<NpyArray>): void {
   if (small.length) scanRange(small);
 }
 
-/** Min and max over whole files, streamed in fixed-size chunks so memory stays bounded. */
-export function scanRange(files: NpyArray[]): { min: number; max: number } {
+/** Min and max over whole files (and the first value that is not whole), streamed in fixed-size chunks so memory stays bounded. */
+export function scanRange(files: NpyArray[]): ValueRange {
   let min = Infinity, max = -Infinity;
+  let firstNonInteger: ValueRange['firstNonInteger'];
   for (const f of files) {
     const rows = Math.max(1, Math.floor((1 << 16) / Math.max(1, f.rowSize)));
     const buf = new Float32Array(rows * f.rowSize);
@@ -196,8 +204,9 @@ export function scanRange(files: NpyArray[]): { min: number; max: number } {
         const v = buf[i];
         if (v < min) min = v;
         if (v > max) max = v;
+        if (firstNonInteger === undefined && !Number.isInteger(v)) firstNonInteger = { path: f.path, row: start + Math.floor(i / f.rowSize), value: v };
       }
     }
   }
-  return { min, max };
+  return { min, max, ...(firstNonInteger ? { firstNonInteger } : {}) };
 }

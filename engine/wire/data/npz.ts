@@ -67,7 +67,8 @@ export function openNpz(path: string, description: DatasetDescription, arrays: M
     scanSmallFloats([...train.values(), ...(val?.values() ?? [])]);
     for (const { array } of roles) {
       if (!array.range) continue;
-      const { min, max } = scanRange([train.get(array.name)!, ...(val ? [val.get(array.name)!] : [])]);
+      const { min, max, firstNonInteger: odd } = scanRange([train.get(array.name)!, ...(val ? [val.get(array.name)!] : [])]);
+      if (odd) throw new Error(`${path}: ${odd.path} sample ${odd.row}: ${odd.value} is not a whole number, but model layer '${array.name}' takes whole ids ${array.range[0]}..${array.range[1]}. Save whole class ids (y.astype(np.int64)), or use a regression loss (--loss mse).`);
       if (!(min >= array.range[0] && max <= array.range[1])) {
         throw new Error(`${path}: ${train.get(array.name)!.path} ranges over [${min}, ${max}], but model layer '${array.name}' accepts [${array.range[0]}, ${array.range[1]}]. Check the labels (one-hot vs class ids, the number of classes) or the --loss.`);
       }
