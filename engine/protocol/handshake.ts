@@ -8,8 +8,9 @@ import { AgentDeviceSchema } from './events.js';
  * (or newer) studio fails at once with a message that says to redeploy, not obscurely mid-job.
  * Raise it with any change to a message a process from another version would misread.
  * 3: the hello travels after the proofs, in its own frame (the handshake's frames stay small).
+ * 4: agents say their device slot and device; the model graph may hold layers tfjs-layers describes; rows carry masks.
  */
-export const PROTOCOL_VERSION = 3;
+export const PROTOCOL_VERSION = 4;
 /** What a peer that sends no version speaks: the unversioned wire before the handshake carried one. */
 export const UNVERSIONED_PROTOCOL = 1;
 

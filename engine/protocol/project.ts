@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { readRecord, type RecordFormat } from './versionedRecord.js';
 import type { ModelGraph } from '../model/graph.js';
 import { PlanSchema } from '../plan/plan.js';
-import { DataRefSchema } from './trainingSetup.js';
+import { DataRefSchema, withEarlierHoldOut } from './trainingSetup.js';
 
 /**
  * A Shoal project (`*.shoal.json`): which model, which plan and which cluster, so a design can be
@@ -36,7 +36,7 @@ export const ProjectClusterSchema = z.discriminatedUnion('kind', [
 ]);
 
 /** The version of project files this Shoal writes; change it, with an upgrade, when ProjectSchema changes. */
-export const PROJECT_VERSION = 1;
+export const PROJECT_VERSION = 2;
 
 export const ProjectSchema = z.object({
   format: z.literal('shoal-project'),
@@ -61,8 +61,18 @@ export const ProjectSchema = z.object({
 });
 export type Project = z.infer<typeof ProjectSchema>;
 
-/** Project files carried version 1 from the start: there is nothing older to upgrade. */
-export const PROJECT_FORMAT: RecordFormat<typeof ProjectSchema> = { what: 'Shoal project', version: PROJECT_VERSION, schema: ProjectSchema, upgrades: {} };
+/** Project files carried version 1 from the start; version 1's validation split was a seeded random hold-out. */
+export const PROJECT_FORMAT: RecordFormat<typeof ProjectSchema> = {
+  what: 'Shoal project',
+  version: PROJECT_VERSION,
+  schema: ProjectSchema,
+  upgrades: {
+    1: (older) => {
+      const training = older.training as Record<string, unknown> | undefined;
+      return training ? { ...older, training: { ...training, data: withEarlierHoldOut(training.data) } } : older;
+    },
+  },
+};
 
 export type ProjectParse = { ok: true; project: Project; graph?: ModelGraph } | { ok: false; problem: string };
 

@@ -23,6 +23,19 @@ export const DataRefSchema = z.discriminatedUnion('kind', [
 ]);
 export type DataRef = z.infer<typeof DataRefSchema>;
 
+/**
+ * A data reference written before a validation split meant model.fit's last rows: it held out a seeded
+ * random share, and keeps doing so, so a run resumed (or a project reopened) sees the rows it saw.
+ */
+export function withEarlierHoldOut(data: unknown): unknown {
+  if (typeof data !== 'object' || data === null) return data;
+  const ref = data as Record<string, unknown>;
+  if (ref.kind === 'npy' && ref.validationSplit !== undefined && ref.validationHoldOut === undefined) return { ...ref, validationHoldOut: 'seededRandom' };
+  const described = ref.dataset as Record<string, unknown> | undefined;
+  if (ref.kind === 'dataset' && described?.validationSplit !== undefined && described.validationHoldOut === undefined) return { ...ref, dataset: { ...described, validationHoldOut: 'seededRandom' } };
+  return data;
+}
+
 export const OutputLossSchema = z.object({
   output: z.string(),
   loss: z.enum(['categoricalCrossentropy', 'sparseCategoricalCrossentropy', 'binaryCrossentropy', 'meanSquaredError', 'meanAbsoluteError']),

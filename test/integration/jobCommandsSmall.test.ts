@@ -7,7 +7,7 @@ import { runAttachCommand } from '../../engine/node/commands/attach.js';
 import { runDeployCommand } from '../../engine/node/commands/deploy.js';
 import { runJobsCommand, type JobSummary } from '../../engine/node/commands/jobs.js';
 import { runStopCommand } from '../../engine/node/commands/stop.js';
-import { writeDeployRecord } from '../../engine/node/jobs/deployRecord.js';
+import { DEPLOY_RECORD_VERSION, writeDeployRecord } from '../../engine/node/jobs/deployRecord.js';
 import { runsRoot } from '../../engine/node/jobs/runStore.js';
 import { freePort } from '../support/sshd.js';
 import { useTempHome } from '../support/homes.js';
@@ -79,7 +79,7 @@ test('jobs says an unreachable host\'s message once, not once per job on it', as
   for (const id of ['job-gone-1', 'job-gone-2']) {
     const runDir = join(runsRoot(), id);
     mkdirSync(runDir, { recursive: true });
-    writeDeployRecord(runDir, { version: 1, jobId: id, createdAt: new Date().toISOString(), launcher: 'ssh', cluster: 'lost', hosts: [host], head: 'gone', model: 'mlp', steps: 10, coordinator: { listenHost: '127.0.0.1', port: 1, pid: 1 }, processes: [] });
+    writeDeployRecord(runDir, { version: DEPLOY_RECORD_VERSION, jobId: id, createdAt: new Date().toISOString(), launcher: 'ssh', cluster: 'lost', hosts: [host], head: 'gone', model: 'mlp', steps: 10, coordinator: { listenHost: '127.0.0.1', port: 1, pid: 1 }, processes: [] });
   }
   const j = await run(runJobsCommand);
   expect(j.code).toBe(0);

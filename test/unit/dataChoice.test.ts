@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
-import { parseProject, type Project } from '../../engine/protocol/project.js';
+import { parseProject, PROJECT_VERSION, type Project } from '../../engine/protocol/project.js';
 import { choiceFromRef, dataForModel, dataRefOf, DEFAULT_DATA } from '../../renderer/src/store/dataChoice';
 
 /** The plan panel's Data section: what Train sends, each model's default, and what a project keeps. */
@@ -27,7 +27,7 @@ describe('data choice', () => {
   it('is kept in a project and read back', () => {
     const project: Project = {
       format: 'shoal-project',
-      version: 1,
+      version: PROJECT_VERSION,
       name: 'p',
       savedAt: '2026-11-29T12:00:00.000Z',
       model: { kind: 'zoo', name: 'mlp' },

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
 import type { DatasetInspection } from '../../engine/protocol/datasetInspect.js';
-import { parseProject, type Project } from '../../engine/protocol/project.js';
+import { parseProject, PROJECT_VERSION, type Project } from '../../engine/protocol/project.js';
 import type { DataRef } from '../../engine/protocol/trainingSetup.js';
 import { choiceFromRef, datasetChoiceOf, dataRefOf, DEFAULT_DATA, DEFAULT_DATASET, inspectionKey, type DataChoice } from '../../renderer/src/store/dataChoice';
 
@@ -35,7 +35,7 @@ describe('dataset choice', () => {
 
   it('is kept in a project and read back into the same fields', () => {
     const project: Project = {
-      format: 'shoal-project', version: 1, name: 'p', savedAt: '2026-12-02T03:00:00.000Z',
+      format: 'shoal-project', version: PROJECT_VERSION, name: 'p', savedAt: '2026-12-02T03:00:00.000Z',
       model: { kind: 'zoo', name: 'mlp' }, plan: presetPlan(zooModel('mlp'), 'pp1-dp1'), cluster: { kind: 'builtin', name: 'local', agents: 2 },
       training: { epochs: 1, data: ref, loss: 'mae' },
     };

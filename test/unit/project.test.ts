@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { zooModel } from '../../engine/model/zoo.js';
 import { presetPlan } from '../../engine/plan/presets.js';
-import { parseProject, projectFileName, type Project } from '../../engine/protocol/project.js';
+import { parseProject, PROJECT_VERSION, projectFileName, type Project } from '../../engine/protocol/project.js';
 
 const project: Project = {
   format: 'shoal-project',
-  version: 1,
+  version: PROJECT_VERSION,
   name: 'mnist pipeline',
   savedAt: '2026-11-29T12:00:00.000Z',
   model: { kind: 'zoo', name: 'mlp' },
@@ -32,7 +32,7 @@ describe('.shoal.json projects', () => {
   it('says what is wrong and where', () => {
     expect(parseProject('{', 'a.shoal.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/^a\.shoal\.json is not valid JSON/) });
     expect(parseProject('{"modelTopology": {}}', 'model.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/not a Shoal project.*Open model/) });
-    expect(parseProject(JSON.stringify({ ...project, version: 2 }))).toMatchObject({ ok: false, problem: expect.stringMatching(/is a Shoal project of version 2; this Shoal reads versions up to 1\. .*update Shoal/) });
+    expect(parseProject(JSON.stringify({ ...project, version: PROJECT_VERSION + 1 }))).toMatchObject({ ok: false, problem: expect.stringMatching(new RegExp(`is a Shoal project of version ${PROJECT_VERSION + 1}; this Shoal reads versions up to ${PROJECT_VERSION}\\. .*update Shoal`)) });
     const badPlan = { ...project, plan: { ...project.plan, globalBatch: -1 } };
     expect(parseProject(JSON.stringify(badPlan), 'p.shoal.json')).toMatchObject({ ok: false, problem: expect.stringMatching(/^p\.shoal\.json is not a valid Shoal project: plan\.globalBatch/) });
   });

@@ -25,12 +25,12 @@ describe('schema fingerprints', () => {
   it('a changed schema without a new version fails, naming the constant to bump', () => {
     const run = VERSIONED.run;
     const changed = { ...run, schemas: Object.fromEntries(Object.entries(run.schemas).map(([k, s]) => [k, (s as z.ZodObject).extend({ extra: z.string() })])) };
-    expect(fingerprintProblem('run', changed, committed.run)).toMatch(/^The run schemas changed but RUN_RECORD_VERSION \(engine\/node\/jobs\/runRecord\.ts\) is still 1: bump RUN_RECORD_VERSION .*SHOAL_UPDATE_FINGERPRINTS=1/);
+    expect(fingerprintProblem('run', changed, committed.run)).toMatch(new RegExp(`^The run schemas changed but RUN_RECORD_VERSION \\(engine/node/jobs/runRecord\\.ts\\) is still ${run.version}: bump RUN_RECORD_VERSION .*SHOAL_UPDATE_FINGERPRINTS=1`));
     // A refinement's limit is part of what readers rely on, too.
     const wire = VERSIONED.wire;
     const stricter = { ...wire, schemas: { ...wire.schemas, AgentConfigSchema: (wire.schemas.AgentConfigSchema as z.ZodObject).extend({ secret: z.string().min(64) }) } };
     expect(fingerprintProblem('wire', stricter, committed.wire)).toMatch(/bump PROTOCOL_VERSION/);
     // A bumped version with the old fingerprint asks for the fingerprint to be updated.
-    expect(fingerprintProblem('run', { ...changed, version: 2 }, committed.run)).toMatch(/update the fingerprint/);
+    expect(fingerprintProblem('run', { ...changed, version: run.version + 1 }, committed.run)).toMatch(/update the fingerprint/);
   });
 });

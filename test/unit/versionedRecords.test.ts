@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readDeployRecord, type DeployRecord } from '../../engine/node/jobs/deployRecord.js';
+import { DEPLOY_RECORD_VERSION, readDeployRecord, type DeployRecord } from '../../engine/node/jobs/deployRecord.js';
 import { readRunRecord, RUN_RECORD_VERSION } from '../../engine/node/jobs/runRecord.js';
 import { createRunDir } from '../../engine/node/jobs/runStore.js';
 import { releaseRunLock } from '../../engine/node/jobs/runLock.js';
@@ -32,6 +32,16 @@ describe('run records (job.json)', () => {
     expect(readRunRecord(runFolder('old', previousFormat))).toEqual(previousFormat);
   });
 
+  it("keeps a version 1 run's validation split as it was taken then: a seeded random hold-out", () => {
+    const losses = [{ output: 'out', loss: 'sparseCategoricalCrossentropy' as const, weight: 1, fromLogits: false, metric: 'sparseCategoricalAccuracy' as const }];
+    const training = { data: { kind: 'npy', dir: '/data', validationSplit: 0.2 }, losses, trainSamples: 80, validationSamples: 20 };
+    const read = readRunRecord(runFolder('v1', { ...previousFormat, version: 1, training }));
+    expect(read.training?.data).toEqual({ kind: 'npy', dir: '/data', validationSplit: 0.2, validationHoldOut: 'seededRandom' });
+    // Written now, a split means model.fit's last rows: nothing is added.
+    const now = readRunRecord(runFolder('v2', { ...previousFormat, version: RUN_RECORD_VERSION, training }));
+    expect(now.training?.data).toEqual({ kind: 'npy', dir: '/data', validationSplit: 0.2 });
+  });
+
   it('writes the version, and reads back what it wrote', () => {
     const run = createRunDir({ ...previousFormat, jobId: 'job-new' }, join(dir, 'new'));
     releaseRunLock(run);
@@ -50,7 +60,7 @@ describe('run records (job.json)', () => {
 
 describe('deploy records (deploy.json)', () => {
   const record: DeployRecord = {
-    version: 1,
+    version: DEPLOY_RECORD_VERSION,
     jobId: 'job-20260101000000-abcdef',
     createdAt: '2026-01-01T00:00:00.000Z',
     launcher: 'local',
@@ -70,7 +80,7 @@ describe('deploy records (deploy.json)', () => {
 
   it('reads what Shoal writes and refuses a newer version by name', () => {
     expect(readDeployRecord(file('ok', record))).toEqual(record);
-    expect(() => readDeployRecord(file('newer', { ...record, version: 7 }))).toThrow(/is a deploy record \(deploy\.json\) of version 7; this Shoal reads versions up to 1/);
+    expect(() => readDeployRecord(file('newer', { ...record, version: 7 }))).toThrow(/is a deploy record \(deploy\.json\) of version 7; this Shoal reads versions up to 2/);
     expect(() => readDeployRecord(file('bad', { ...record, launcher: 'carrier-pigeon' }))).toThrow(/not a valid deploy record \(deploy\.json\): launcher: /);
   });
 });

@@ -1,4 +1,3 @@
-import { sampleCounts } from '../../protocol/trainingSetup.js';
 import { parseArgs } from 'node:util';
 import { readCheckpoint } from '../../wire/checkpointFile.js';
 import { loadModel } from '../modelRef.js';

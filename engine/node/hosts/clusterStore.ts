@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { describeIssues } from '../../protocol/describeIssues.js';
 import { readRecord, type RecordFormat } from '../../protocol/versionedRecord.js';
 import { ClusterSettingsSchema, type ClusterSettings } from '../../protocol/clusterSettings.js';
 import { SlurmSettingsSchema } from '../../protocol/slurmSettings.js';
@@ -33,13 +34,13 @@ export function clusterSettingsOf(c: ClusterSettings): ClusterSettings {
 }
 
 /** The version of clusters.json this Shoal writes; change it, with an upgrade, when the schema changes. */
-export const CLUSTER_STORE_VERSION = 1;
+export const CLUSTER_STORE_VERSION = 2;
 const StoreFileSchema = z.strictObject({
   version: z.literal(CLUSTER_STORE_VERSION),
   clusters: z.array(SshClusterSchema),
 });
-/** clusters.json carried version 1 from the start: there is nothing older to upgrade. */
-export const CLUSTER_STORE_FORMAT: RecordFormat<typeof StoreFileSchema> = { what: 'cluster store (clusters.json)', version: CLUSTER_STORE_VERSION, schema: StoreFileSchema, upgrades: {} };
+/** clusters.json carried version 1 from the start; version 2 lets a Slurm cluster's login be an SSH host (version 1's were all local). */
+export const CLUSTER_STORE_FORMAT: RecordFormat<typeof StoreFileSchema> = { what: 'cluster store (clusters.json)', version: CLUSTER_STORE_VERSION, schema: StoreFileSchema, upgrades: { 1: (older) => older } };
 
 export function clustersFile(): string {
   return join(shoalConfigDir(), 'clusters.json');
@@ -106,6 +107,10 @@ export function saveClusterTest(name: string, record: ClusterTestRecord): void {
 }
 
 /** Replace every stored cluster (atomically: a crash leaves the old file or the new one). */
+/** Checked against the store's schema first: whatever path a change came by, nothing invalid is written. */
 export function saveClusters(clusters: SshCluster[]): void {
-  writeFileAtomic(clustersFile(), JSON.stringify({ version: CLUSTER_STORE_VERSION, clusters }, null, 2) + '\n');
+  const store = { version: CLUSTER_STORE_VERSION, clusters };
+  const checked = StoreFileSchema.safeParse(store);
+  if (!checked.success) throw new Error(`The clusters were not saved: ${describeIssues(checked.error.issues)}.`);
+  writeFileAtomic(clustersFile(), JSON.stringify(store, null, 2) + '\n');
 }

@@ -3,7 +3,7 @@ import { agentsNeeded, type Plan } from '../../plan/plan.js';
 import type { SshHost } from '../hosts/host.js';
 import type { Launcher, PreparedTarget, PrepareEvent, StartedProcess } from '../deploy/launcher.js';
 import { mapBounded } from '../deploy/ssh/mapBounded.js';
-import { writeDeployRecord, type DeployRecord } from './deployRecord.js';
+import { DEPLOY_RECORD_VERSION, writeDeployRecord, type DeployRecord } from './deployRecord.js';
 import { createRunDir } from './runStore.js';
 import { assertRunFolderUsable } from './runFolderGuard.js';
 import { releaseRunLock } from './runLock.js';
@@ -126,7 +126,7 @@ export async function deployJob(o: DeployOptions): Promise<DeployedJob> {
       ),
     });
     const record: DeployRecord = {
-      version: 1,
+      version: DEPLOY_RECORD_VERSION,
       jobId,
       createdAt,
       launcher: launcher.kind,

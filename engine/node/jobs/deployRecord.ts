@@ -11,7 +11,7 @@ import { readRecord, type RecordFormat } from '../../protocol/versionedRecord.js
 import { runsRoot } from './runStore.js';
 
 /** The version of deploy.json this Shoal writes; change it, with an upgrade, when DeployRecordSchema changes. */
-export const DEPLOY_RECORD_VERSION = 1;
+export const DEPLOY_RECORD_VERSION = 2;
 
 const StartedProcessSchema = z.object({ target: z.string(), name: z.string(), role: z.enum(['coordinator', 'agent']), pid: z.number(), port: z.number().optional() }) satisfies z.ZodType<StartedProcess>;
 const SlurmJobRecordSchema = z.object({
@@ -49,8 +49,8 @@ export const DeployRecordSchema = z.object({
 });
 export type DeployRecord = z.infer<typeof DeployRecordSchema>;
 
-/** deploy.json: every version so far has been 1 (the record carried its version from the start). */
-export const DEPLOY_RECORD_FORMAT: RecordFormat<typeof DeployRecordSchema> = { what: 'deploy record (deploy.json)', version: DEPLOY_RECORD_VERSION, schema: DeployRecordSchema, upgrades: {} };
+/** deploy.json carried its version from the start; version 2 adds a Slurm job's login host (absent before: this machine). */
+export const DEPLOY_RECORD_FORMAT: RecordFormat<typeof DeployRecordSchema> = { what: 'deploy record (deploy.json)', version: DEPLOY_RECORD_VERSION, schema: DeployRecordSchema, upgrades: { 1: (older) => older } };
 
 /** The deploy record in a file; errors name the file and what is wrong with it. */
 export function readDeployRecord(file: string): DeployRecord {

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { stepsPerEpoch } from '../../data/dataOrder.js';
-import { MNIST_TRAIN } from '../../data/mnistSplit.js';
 import type { ModelGraph } from '../../model/graph.js';
 import type { Plan } from '../../plan/plan.js';
 import type { AgentConfig, CoordinatorConfig } from '../../protocol/processConfig.js';

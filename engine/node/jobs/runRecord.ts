@@ -3,11 +3,11 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { PlanSchema } from '../../plan/plan.js';
 import { DatasetRecordSchema } from '../../protocol/runs.js';
-import { TrainingSetupSchema } from '../../protocol/trainingSetup.js';
+import { TrainingSetupSchema, withEarlierHoldOut } from '../../protocol/trainingSetup.js';
 import { readRecord, type RecordFormat } from '../../protocol/versionedRecord.js';
 
 /** The version of job.json this Shoal writes; change it, with an upgrade, when RunRecordSchema changes. */
-export const RUN_RECORD_VERSION = 1;
+export const RUN_RECORD_VERSION = 2;
 
 /** What a run folder's job.json says was asked: written once when the run starts. */
 export const RunRecordSchema = z.object({
@@ -26,12 +26,21 @@ export const RunRecordSchema = z.object({
 /** A run record as the code passes it around; the version is written and checked by the functions here. */
 export type RunRecord = Omit<z.infer<typeof RunRecordSchema>, 'version'>;
 
-/** job.json: version 0 is the record before it carried a version (the same fields). */
+/**
+ * job.json: version 0 is the record before it carried a version (the same fields); version 1's
+ * validation split was a seeded random hold-out, which version 2 names.
+ */
 export const RUN_RECORD_FORMAT: RecordFormat<typeof RunRecordSchema> = {
   what: 'run record (job.json)',
   version: RUN_RECORD_VERSION,
   schema: RunRecordSchema,
-  upgrades: { 0: (older) => older },
+  upgrades: {
+    0: (older) => older,
+    1: (older) => {
+      const training = older.training as Record<string, unknown> | undefined;
+      return training ? { ...older, training: { ...training, data: withEarlierHoldOut(training.data) } } : older;
+    },
+  },
 };
 
 /** The run record of a run folder; errors name the file and what is wrong with it. */

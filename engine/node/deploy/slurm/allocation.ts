@@ -1,7 +1,6 @@
 import type { SlurmSettings } from '../../../protocol/slurmSettings.js';
 import type { LaunchTarget } from '../launcher.js';
-import { slurmOk } from './slurmCli.js';
-import type { SlurmControl } from './slurmControl.js';
+import { slurmOk, type SlurmControl } from './slurmControl.js';
 
 /** Where a request stands in Slurm's queue, as squeue says it. */
 export interface QueueState {

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import type { RemoteResult } from '../ssh/exec.js';
-import type { SlurmCommandOptions, SlurmControl } from './slurmControl.js';
 
 /**
  * Slurm's commands (sbatch, srun, squeue, sinfo, scontrol, scancel) on this machine when it is the
@@ -34,11 +33,4 @@ export function slurmRun(program: string, args: readonly string[], options: { st
     child.stdin.on('error', () => {});
     child.stdin.end(options.stdin ?? '');
   });
-}
-
-/** A Slurm command on the login node where a non-zero exit is an error quoting Slurm's own words. Returns stdout. */
-export async function slurmOk(control: SlurmControl, program: string, args: readonly string[], options: SlurmCommandOptions = {}): Promise<string> {
-  const r = await control.run(program, args, options);
-  if (r.code !== 0) throw new Error(`${program} ${args.join(' ')} failed (exit ${r.code}): ${(r.stderr.trim() || r.stdout.trim() || 'no output').split('\n').slice(-6).join('\n')}`);
-  return r.stdout;
 }

@@ -106,3 +106,10 @@ export function sshSlurmControl(login: SshHost, env: Record<string, string> = {}
     },
   };
 }
+
+/** A Slurm command on the login node where a non-zero exit is an error quoting Slurm's own words. Returns stdout. */
+export async function slurmOk(control: SlurmControl, program: string, args: readonly string[], options: SlurmCommandOptions = {}): Promise<string> {
+  const r = await control.run(program, args, options);
+  if (r.code !== 0) throw new Error(`${program} ${args.join(' ')} failed (exit ${r.code}): ${(r.stderr.trim() || r.stdout.trim() || 'no output').split('\n').slice(-6).join('\n')}`);
+  return r.stdout;
+}
