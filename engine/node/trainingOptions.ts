@@ -161,7 +161,7 @@ function dataPath(data: DataRef): string {
 /** The optimizer the options name, else the model file's own (training_config), else `fallback`. */
 export function optimizerFrom(values: OptionValues, graph: ModelGraph, fallback: OptimizerConfig | undefined): OptimizerConfig | undefined {
   // Past 10 every optimizer Shoal has diverges at once (the loss is NaN after a step or two).
-  const lr = numberOption(values, 'lr', { above: 0, max: 10, example: '0.001' });
+  const lr = numberOption(values, 'lr', { above: 0, max: 1e6, example: '0.001' });
   const momentum = numberOption(values, 'momentum', { min: 0, max: 1, example: '0.9' });
   const weightDecay = numberOption(values, 'weight-decay', { min: 0, max: 1, example: '0.004' });
   if (values.optimizer !== undefined) {

@@ -88,7 +88,7 @@ export function badDataCases(f: ReturnType<typeof badDataFiles>, outFor: () => s
     c('train a corrupt PNG (found by the agent)', train(f.imageModel, f.corrupt), [join(f.corrupt, 'dog', '3.png')]),
     c('train --epochs 1e300', train(f.model, f.npy, '--epochs=1e300'), ['--epochs "1e300": too large; expected a number above 0 and at most 1000000000']),
     c('train --steps 1e15', train(f.model, f.npy, '--steps=1e15'), ['--steps "1e15": too large']),
-    c('train --lr 1e300', train(f.model, f.npy, '--lr=1e300'), ['--lr "1e300": too large; expected a number above 0 and at most 10']),
+    c('train --lr 1e300', train(f.model, f.npy, '--lr=1e300'), ['--lr "1e300": too large; expected a number above 0 and at most 1000000']),
     c('train --batch above the samples', train(f.model, f.npy, '--batch=64'), ['The global batch 64 (--batch']),
     c('train a CSV cell that is a word', train(f.model, f.csv), [`row 5, column 'c': "lots" is not a number`]),
     c('train empty class folders', train(f.imageModel, f.emptyClasses), ['(cat, dog) hold no .png or .jpg images']),
