@@ -15,6 +15,7 @@ import { presetPlan } from '../../engine/plan/presets.js';
 import { readCheckpoint } from '../../engine/wire/checkpointFile.js';
 import { readLayersModel } from '../../engine/wire/layersModelFile.js';
 import { writeNpyData } from '../support/userModels.js';
+import { h5pyPython } from '../support/h5pyPython.js';
 
 /**
  * Keras files written by h5py in Keras's layout (test/fixtures/keras/make_keras_files.py) go round:
@@ -22,15 +23,7 @@ import { writeNpyData } from '../support/userModels.js';
  * read back with h5py and with Shoal's importer: the same config, every dataset at the path the
  * original held it, with its shape, holding the trained checkpoint's values.
  */
-const python = ['/usr/bin/python3', 'python3'].find((bin) => {
-  try {
-    execFileSync(bin, ['-c', 'import h5py'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-});
-if (!python) throw new Error('kerasRoundTrip.test needs python3 with h5py (Debian: python3-h5py; scripts/setup-debian.sh installs it).');
+const python = h5pyPython('kerasRoundTrip.test');
 
 type Arrays = Parameters<typeof writeNpyData>[1];
 const CASES: Array<{ file: string; arrays: Arrays }> = [

@@ -9,21 +9,14 @@ import { h5Ready } from '../../engine/node/keras/h5.js';
 import { convertKerasFile } from '../../engine/node/keras/kerasConvert.js';
 import { loadModel } from '../../engine/node/modelRef.js';
 import { modelsRoot } from '../../engine/node/modelStore.js';
+import { h5pyPython } from '../support/h5pyPython.js';
 
 /**
  * Keras files written by h5py in Keras's own layout (test/fixtures/keras/make_keras_files.py) open
  * as models: tfjs-layers builds each from the converted topology, and every weight it holds equals
  * the fixture's dataset, read back here by h5py. Bad files are refused naming the layer and the path.
  */
-const python = ['/usr/bin/python3', 'python3'].find((bin) => {
-  try {
-    execFileSync(bin, ['-c', 'import h5py'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-});
-if (!python) throw new Error('kerasImport.test needs python3 with h5py (Debian: python3-h5py; scripts/setup-debian.sh installs it).');
+const python = h5pyPython('kerasImport.test');
 
 let dir: string;
 const MODELS = ['mlp', 'cnn', 'two_outputs', 'nested', 'lstm', 'transformer'];
